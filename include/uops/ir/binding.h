@@ -1,0 +1,24 @@
+// Binding a program to concrete inputs and parameters: the validation every backend runs before
+// it touches memory (DESIGN.md 3.3, 3.7). Checks the inputs' names, dtypes, ranks and byte
+// sizes, that every parameter is given, that every shape is non-negative, and every equality
+// assertion; any failure is a uops::Error and nothing has been written.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "uops/ir/program.h"
+#include "uops/ir/tensor.h"
+
+namespace uops {
+
+struct Binding {
+  std::vector<std::vector<int64_t>> shapes;  // per tensor id
+  ParamMap params;
+
+  IndexEnv env() const;  // resolves Dim and Param leaves (no loop variables)
+};
+
+Binding bind(const Program& p, const TensorMap& inputs, const ParamMap& params);
+
+}  // namespace uops

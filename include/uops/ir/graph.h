@@ -1,0 +1,95 @@
+// The uop graph: how ops are described (DESIGN.md 3.3). Each call checks its arguments and
+// infers the result's shape at once, so construction errors (unknown `$name`, shape source out
+// of range, rank mismatch, unequal shapes) surface where the graph is built, not when it runs.
+//
+//   Graph g;
+//   Node a = g.input("a", 2, DType::f32), b = g.input("b", 2, DType::f32);
+//   Node ab = g.binary(BinaryOp::mul,
+//       g.reindex(a, {"dA0", "dB1", "dA1[=dB0]"}, {"i0", "i2"}, {a, b}),
+//       g.reindex(b, {"dA0", "dB1", "dA1"}, {"i2", "i1"}, {a, b}));
+//   g.output("c", g.reindex(g.reduce(ReduceOp::sum, {2}, ab), {"dA0", "dA1"}, {"i0", "i1", "0"}));
+//
+// Shapes are index expressions over the inputs' axis sizes and the declared parameters.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "uops/ir/dtype.h"
+#include "uops/ir/index_expr.h"
+#include "uops/ir/ops.h"
+
+namespace uops {
+
+struct Node {
+  int id = -1;
+};
+
+enum class UopKind { input, reindex, unary, binary, ternary, reduce, select };
+const char* uop_kind_name(UopKind k);
+
+struct UopNode {
+  UopKind kind = UopKind::input;
+  DType dtype = DType::f32;
+  // Over Dim(input node id, axis) and parameters.
+  std::vector<Index> shape;
+  std::vector<int> operands;  // node ids: reindex x; unary x; binary x y; ternary c a b;
+                              // reduce x; select x index
+  std::string name;           // input: its name
+  UnaryOp uop = UnaryOp::neg;
+  BinaryOp bop = BinaryOp::add;
+  ReduceOp rop = ReduceOp::sum;
+  std::vector<int> axes;      // reduce: the reduced axes, ascending
+  int axis = 0;               // select: the gathered axis
+  std::vector<Index> index;   // reindex: Var(N) is output axis N; sizes resolved like shapes
+  double fill = 0.0;          // reindex
+};
+
+class Graph {
+ public:
+  // Declares a named integer parameter that expressions may use as `$name`.
+  void param(const std::string& name);
+  Node input(const std::string& name, int rank, DType dtype);
+  // out[i] = x[index(i)], `fill` outside x. `sources` give the tensors dA0, dB1... refer to;
+  // empty means {x}.
+  Node reindex(Node x, const std::vector<std::string>& shape, const std::vector<std::string>& index,
+               const std::vector<Node>& sources = {}, double fill = 0.0);
+  Node unary(UnaryOp op, Node x);
+  Node binary(BinaryOp op, Node x, Node y);
+  Node ternary(Node cond, Node a, Node b);
+  // Reduced axes keep size 1; argmax and argmin give i32.
+  Node reduce(ReduceOp op, std::vector<int> axes, Node x);
+  // out[i] = x[i with `axis` replaced by index[i]]; out-of-range indices read 0.
+  Node select(int axis, Node x, Node index);
+  // A tensor shaped like `like` whose every element is `value` (a reindex that reads only fill).
+  Node fill(Node like, double value);
+  void output(const std::string& name, Node x);
+
+  const std::vector<UopNode>& nodes() const { return nodes_; }
+  const UopNode& node(Node n) const;
+  int rank(Node n) const { return int(node(n).shape.size()); }
+  const std::vector<std::pair<std::string, int>>& outputs() const { return outputs_; }
+  const std::vector<std::string>& params() const { return params_; }
+  // Run-time assertions, over Dim(input node id, axis) and parameters.
+  const std::vector<std::pair<Index, Index>>& equalities() const { return equalities_; }
+  // "[x.0, x.1 + 2]" in the names of the inputs.
+  std::string shape_text(Node n) const;
+  std::string index_text(const Index& e) const;
+
+ private:
+  int add(UopNode n);
+  const UopNode& checked(Node n, const char* what) const;
+  // Records that `a` and `b` must be equal: dropped when they are the same expression, an error
+  // now when both are constants that differ, otherwise checked when the program runs.
+  void assert_equal(const Index& a, const Index& b, const std::string& context);
+  Index resolve(const Index& parsed, const std::vector<int>& sources, const std::string& text,
+                bool allow_vars) const;
+
+  std::vector<UopNode> nodes_;
+  std::vector<std::pair<std::string, int>> outputs_;
+  std::vector<std::string> params_;
+  std::vector<std::pair<Index, Index>> equalities_;
+};
+
+}  // namespace uops

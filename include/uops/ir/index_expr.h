@@ -1,0 +1,79 @@
+// Index expressions: 64-bit integer arithmetic over loop variables, tensor axis sizes and named
+// parameters (DESIGN.md 3.1). Trees are immutable and shared; the constructors fold constants
+// and the trivial identities so that structurally equal ranges compare equal.
+//
+// The same node type serves two stages:
+//   parsed form  Var(N) is output axis N (`iN`), Dim(S, a) is axis a of shape source S (`dA0`);
+//   program form Var(v) is loop variable v, Dim(T, a) is axis a of program tensor T.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace uops {
+
+enum class IndexKind { Const, Var, Dim, Param, Data, Neg, Add, Sub, Mul, Div, Mod, Min, Max };
+
+struct IndexNode;
+using Index = std::shared_ptr<const IndexNode>;
+
+struct IndexNode {
+  IndexKind kind = IndexKind::Const;
+  int64_t value = 0;          // Const: the value; Var: variable; Dim, Data: tensor (or source)
+  int axis = 0;               // Dim: the axis
+  std::string name;           // Param: the parameter's name
+  Index a, b;                 // operands of Neg (a only) and of the binary kinds
+  std::vector<Index> args;    // Data: the element of an i32 tensor that is read as an index
+};
+
+namespace idx {
+Index constant(int64_t v);
+Index var(int v);
+Index dim(int tensor, int axis);
+Index param(const std::string& name);
+Index data(int tensor, std::vector<Index> args);
+Index neg(Index a);
+Index add(Index a, Index b);
+Index sub(Index a, Index b);
+Index mul(Index a, Index b);
+Index floordiv(Index a, Index b);
+Index floormod(Index a, Index b);
+Index min(Index a, Index b);
+Index max(Index a, Index b);
+Index binary(IndexKind kind, Index a, Index b);
+}  // namespace idx
+
+bool is_const(const Index& e, int64_t* value = nullptr);
+bool equal(const Index& a, const Index& b);
+bool uses_var(const Index& e, int var);
+bool uses_any_var(const Index& e);
+bool uses_data(const Index& e);
+void collect_vars(const Index& e, std::vector<int>& out);
+
+// Rebuilds `e` bottom-up; `leaf` may replace a leaf (Var, Dim, Param, Data) by returning non-null.
+Index rewrite(const Index& e, const std::function<Index(const Index&)>& leaf);
+
+// Floor division and modulo: the result of `%` has the sign of the divisor. Division by zero
+// throws uops::Error.
+int64_t floor_div(int64_t a, int64_t b);
+int64_t floor_mod(int64_t a, int64_t b);
+
+// Evaluation with every leaf resolved by the callbacks (no loop variables allowed unless `var`
+// is given). Used for shapes at bind time, never per element.
+struct IndexEnv {
+  std::function<int64_t(int)> var;
+  std::function<int64_t(int, int)> dim;
+  std::function<int64_t(const std::string&)> param;
+};
+int64_t evaluate(const Index& e, const IndexEnv& env);
+
+// Text in the grammar of DESIGN.md 3.1. `leaf` names Var/Dim/Data leaves; the default prints the
+// parsed form (`i0`, `dA1`). Parentheses only where precedence needs them, so printing a parsed
+// expression and parsing it again gives an equal tree.
+std::string to_string(const Index& e,
+                      const std::function<std::string(const IndexNode&)>& leaf = nullptr);
+
+}  // namespace uops

@@ -1,0 +1,83 @@
+// The loop-block IR (DESIGN.md 3.4). A program is a tensor table, parameters, run-time equality
+// assertions and a list of blocks run in order. A block is a perfect loop nest; running loop k
+// for each value of its range resets k's carried scalars, runs loop k+1 completely, then runs
+// k's statements. Plain structs with value semantics: passes copy and rebuild them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "uops/ir/dtype.h"
+#include "uops/ir/index_expr.h"
+#include "uops/ir/value_expr.h"
+
+namespace uops {
+
+enum class Role { input, output, temporary };
+const char* role_name(Role r);
+
+// In a program, Dim(T, a) names axis a of tensor T; only inputs' axes appear in shapes after
+// lowering, so every shape is an expression over input sizes and parameters.
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<Index> shape;
+  Role role = Role::temporary;
+};
+
+enum class StmtKind { assign, accumulate, reduce };
+
+struct Stmt {
+  StmtKind kind = StmtKind::assign;
+  int tensor = -1;           // assign, accumulate: the tensor written
+  std::vector<Index> index;  // assign, accumulate: the element written (outside: no store)
+  bool checked = true;       // assign, accumulate: false once proven in range
+  ReduceOp op = ReduceOp::sum;  // accumulate: sum, max or min; reduce: the carried scalar's op
+  int carried = -1;          // reduce: the carried scalar updated
+  Value value;
+  Index arg;                 // reduce with argmax/argmin: the position of `value`
+};
+
+struct Carried {
+  int id = -1;
+  ReduceOp op = ReduceOp::sum;
+};
+
+struct Loop {
+  int var = -1;
+  Index start, end;  // half-open range
+  std::vector<Carried> carried;
+  std::vector<Stmt> stmts;
+  bool is_pivot() const { return !carried.empty() || !stmts.empty(); }
+};
+
+struct Block {
+  std::vector<Loop> loops;  // outermost first; never empty (rank 0 uses a loop over [0, 1))
+  std::string origin;       // what emitted it, for the printer ("mul", "grad of reduce sum"...)
+};
+
+// A run-time assertion that two index expressions (over input sizes and parameters) are equal.
+struct Equality {
+  Index a, b;
+};
+
+struct Program {
+  std::vector<TensorInfo> tensors;  // tensor id = position
+  std::vector<std::string> params;
+  std::vector<Equality> equalities;
+  std::vector<Block> blocks;
+  int num_vars = 0;     // loop variable ids are 0 .. num_vars-1
+  int num_carried = 0;  // carried scalar ids are 0 .. num_carried-1
+
+  std::vector<int> inputs() const;   // tensor ids with Role::input, in table order
+  std::vector<int> outputs() const;  // tensor ids with Role::output, in table order
+  int find_tensor(const std::string& name) const;  // -1 when absent
+  // The float type values are computed in: f64 if any tensor is f64, else f32.
+  DType value_type() const;
+};
+
+// Human-readable name of a Dim(T, a) leaf: "x.1" is axis 1 of tensor x.
+std::string dim_name(const Program& p, int tensor, int axis);
+std::string index_text(const Program& p, const Index& e);
+
+}  // namespace uops

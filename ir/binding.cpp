@@ -1,0 +1,85 @@
+#include "uops/ir/binding.h"
+
+#include "uops/error.h"
+
+namespace uops {
+
+IndexEnv Binding::env() const {
+  IndexEnv env;
+  env.dim = [this](int t, int a) { return shapes[t][a]; };
+  env.param = [this](const std::string& n) { return params.at(n); };
+  return env;
+}
+
+namespace {
+
+std::string list(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + names[i];
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+Binding bind(const Program& p, const TensorMap& inputs, const ParamMap& params) {
+  Binding b;
+  b.shapes.resize(p.tensors.size());
+  std::vector<std::string> input_names;
+  for (int t : p.inputs()) input_names.push_back(p.tensors[t].name);
+  for (auto& [name, tensor] : inputs) {
+    int t = p.find_tensor(name);
+    if (t < 0 || p.tensors[t].role != Role::input)
+      throw Error("unknown input '" + name + "' (inputs are " + list(input_names) + ")");
+  }
+  for (int t : p.inputs()) {
+    const TensorInfo& info = p.tensors[t];
+    auto it = inputs.find(info.name);
+    if (it == inputs.end()) throw Error("missing input '" + info.name + "'");
+    const Tensor& x = it->second;
+    if (x.dtype != info.dtype)
+      throw Error("input '" + info.name + "' has dtype " + dtype_name(x.dtype) + ", expected " +
+                  dtype_name(info.dtype));
+    if (x.shape.size() != info.shape.size())
+      throw Error("input '" + info.name + "' has rank " + std::to_string(x.shape.size()) +
+                  " (shape " + x.shape_text() + "), expected rank " +
+                  std::to_string(info.shape.size()));
+    int64_t n = element_count(x.shape);
+    if (x.bytes.size() != size_t(n) * dtype_size(x.dtype))
+      throw Error("input '" + info.name + "' holds " + std::to_string(x.bytes.size()) +
+                  " bytes, but shape " + x.shape_text() + " needs " +
+                  std::to_string(size_t(n) * dtype_size(x.dtype)));
+    b.shapes[t] = x.shape;
+  }
+  for (auto& [name, value] : params) {
+    bool known = false;
+    for (auto& q : p.params) known |= q == name;
+    if (!known) throw Error("unknown parameter '" + name + "' (parameters are " + list(p.params) + ")");
+  }
+  for (auto& name : p.params) {
+    auto it = params.find(name);
+    if (it == params.end()) throw Error("missing parameter '" + name + "'");
+    b.params[name] = it->second;
+  }
+  IndexEnv env = b.env();
+  for (auto& eq : p.equalities) {
+    int64_t x = evaluate(eq.a, env), y = evaluate(eq.b, env);
+    if (x != y)
+      throw Error("equal assertion failed: " + index_text(p, eq.a) + " = " + std::to_string(x) +
+                  " but " + index_text(p, eq.b) + " = " + std::to_string(y));
+  }
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const TensorInfo& info = p.tensors[t];
+    if (info.role == Role::input) continue;
+    for (size_t a = 0; a < info.shape.size(); ++a) {
+      int64_t d = evaluate(info.shape[a], env);
+      if (d < 0)
+        throw Error("tensor '" + info.name + "' would have size " + std::to_string(d) +
+                    " on axis " + std::to_string(a) + " (" + index_text(p, info.shape[a]) + ")");
+      b.shapes[t].push_back(d);
+    }
+    element_count(b.shapes[t]);
+  }
+  return b;
+}
+
+}  // namespace uops

@@ -1,0 +1,290 @@
+#include "uops/ir/graph.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "uops/error.h"
+#include "uops/parser/parser.h"
+
+namespace uops {
+
+namespace {
+
+constexpr int kMaxRank = 8;
+
+bool valid_name(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+}  // namespace
+
+const char* uop_kind_name(UopKind k) {
+  switch (k) {
+    case UopKind::input: return "input";
+    case UopKind::reindex: return "reindex";
+    case UopKind::unary: return "unary";
+    case UopKind::binary: return "binary";
+    case UopKind::ternary: return "ternary";
+    case UopKind::reduce: return "reduce";
+    case UopKind::select: return "select";
+  }
+  return "?";
+}
+
+const UopNode& Graph::node(Node n) const { return checked(n, "node"); }
+
+const UopNode& Graph::checked(Node n, const char* what) const {
+  if (n.id < 0 || n.id >= int(nodes_.size()))
+    throw Error(std::string(what) + ": node " + std::to_string(n.id) + " is not in this graph");
+  return nodes_[n.id];
+}
+
+int Graph::add(UopNode n) {
+  nodes_.push_back(std::move(n));
+  return int(nodes_.size()) - 1;
+}
+
+void Graph::param(const std::string& name) {
+  if (!valid_name(name)) throw Error("param: '" + name + "' is not a valid parameter name");
+  if (std::find(params_.begin(), params_.end(), name) != params_.end())
+    throw Error("param: '$" + name + "' is declared twice");
+  params_.push_back(name);
+}
+
+Node Graph::input(const std::string& name, int rank, DType dtype) {
+  if (!valid_name(name)) throw Error("input: '" + name + "' is not a valid tensor name");
+  if (rank < 0 || rank > kMaxRank)
+    throw Error("input '" + name + "': rank " + std::to_string(rank) + " is outside 0.." +
+                std::to_string(kMaxRank));
+  for (auto& n : nodes_)
+    if (n.kind == UopKind::input && n.name == name)
+      throw Error("input: '" + name + "' is declared twice");
+  UopNode n;
+  n.kind = UopKind::input;
+  n.name = name;
+  n.dtype = dtype;
+  int id = int(nodes_.size());
+  for (int a = 0; a < rank; ++a) n.shape.push_back(idx::dim(id, a));
+  return Node{add(std::move(n))};
+}
+
+std::string Graph::index_text(const Index& e) const {
+  return to_string(e, [&](const IndexNode& n) -> std::string {
+    if (n.kind == IndexKind::Var) return "i" + std::to_string(n.value);
+    if (n.kind == IndexKind::Dim && n.value >= 0 && n.value < int64_t(nodes_.size()))
+      return nodes_[n.value].name + "." + std::to_string(n.axis);
+    return "#" + std::to_string(n.value);
+  });
+}
+
+std::string Graph::shape_text(Node n) const {
+  std::string out = "[";
+  const auto& shape = node(n).shape;
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + index_text(shape[i]);
+  return out + "]";
+}
+
+void Graph::assert_equal(const Index& a, const Index& b, const std::string& context) {
+  if (equal(a, b)) return;
+  int64_t x, y;
+  if (is_const(a, &x) && is_const(b, &y))
+    throw Error(context + ": sizes " + std::to_string(x) + " and " + std::to_string(y) + " differ");
+  for (auto& [p, q] : equalities_)
+    if ((equal(p, a) && equal(q, b)) || (equal(p, b) && equal(q, a))) return;
+  equalities_.emplace_back(a, b);
+}
+
+Index Graph::resolve(const Index& parsed, const std::vector<int>& sources, const std::string& text,
+                     bool allow_vars) const {
+  return rewrite(parsed, [&](const Index& leaf) -> Index {
+    if (leaf->kind == IndexKind::Dim) {
+      const UopNode& src = nodes_[sources[leaf->value]];
+      if (leaf->axis >= int(src.shape.size()))
+        throw Error("\"" + text + "\": shape source " + char('A' + leaf->value) + " has rank " +
+                    std::to_string(src.shape.size()) + ", so it has no axis " +
+                    std::to_string(leaf->axis));
+      return src.shape[leaf->axis];
+    }
+    UOPS_ASSERT(allow_vars || leaf->kind != IndexKind::Var, "loop variable in a shape");
+    return nullptr;
+  });
+}
+
+Node Graph::reindex(Node x, const std::vector<std::string>& shape,
+                    const std::vector<std::string>& index, const std::vector<Node>& sources,
+                    double fill) {
+  const UopNode& in = checked(x, "reindex");
+  std::vector<int> src;
+  for (Node s : sources.empty() ? std::vector<Node>{x} : sources)
+    src.push_back(int(&checked(s, "reindex source") - nodes_.data()));
+  if (shape.size() > size_t(kMaxRank))
+    throw Error("reindex: rank " + std::to_string(shape.size()) + " is above " +
+                std::to_string(kMaxRank));
+  if (index.size() != in.shape.size())
+    throw Error("reindex: " + std::to_string(index.size()) +
+                " index expressions given for a tensor of rank " + std::to_string(in.shape.size()));
+  UopNode n;
+  n.kind = UopKind::reindex;
+  n.dtype = in.dtype;
+  n.operands = {x.id};
+  n.fill = fill;
+  std::vector<std::pair<Index, Index>> asserted;
+  ParseOptions shape_opts;
+  shape_opts.allow_loop_vars = false;
+  shape_opts.num_sources = int(src.size());
+  shape_opts.params = &params_;
+  for (auto& text : shape) {
+    ParsedIndex p = parse_index(text, shape_opts);
+    n.shape.push_back(resolve(p.expr, src, text, false));
+    for (auto& [a, b] : p.equalities)
+      asserted.emplace_back(resolve(a, src, text, false), resolve(b, src, text, false));
+  }
+  ParseOptions index_opts = shape_opts;
+  index_opts.allow_loop_vars = true;
+  index_opts.rank = int(shape.size());
+  for (auto& text : index) {
+    ParsedIndex p = parse_index(text, index_opts);
+    n.index.push_back(resolve(p.expr, src, text, true));
+    for (auto& [a, b] : p.equalities)
+      asserted.emplace_back(resolve(a, src, text, false), resolve(b, src, text, false));
+  }
+  for (auto& [a, b] : asserted)
+    assert_equal(a, b, "reindex: asserted equal " + index_text(a) + " and " + index_text(b));
+  return Node{add(std::move(n))};
+}
+
+Node Graph::unary(UnaryOp op, Node x) {
+  const UopNode& in = checked(x, "unary");
+  UopNode n;
+  n.kind = UopKind::unary;
+  n.uop = op;
+  n.dtype = in.dtype;
+  n.shape = in.shape;
+  n.operands = {x.id};
+  return Node{add(std::move(n))};
+}
+
+Node Graph::binary(BinaryOp op, Node x, Node y) {
+  std::string what = std::string("binary ") + op_name(op);
+  const UopNode& a = checked(x, what.c_str());
+  const UopNode& b = checked(y, what.c_str());
+  if (a.dtype != b.dtype)
+    throw Error(what + ": dtypes " + dtype_name(a.dtype) + " and " + dtype_name(b.dtype) +
+                " differ");
+  if (a.shape.size() != b.shape.size())
+    throw Error(what + ": shapes " + shape_text(x) + " and " + shape_text(y) +
+                " differ in rank (no implicit broadcast; broadcast is a reindex)");
+  for (size_t i = 0; i < a.shape.size(); ++i)
+    assert_equal(a.shape[i], b.shape[i],
+                 what + ": shapes " + shape_text(x) + " and " + shape_text(y) + " on axis " +
+                     std::to_string(i));
+  UopNode n;
+  n.kind = UopKind::binary;
+  n.bop = op;
+  n.dtype = a.dtype;
+  n.shape = a.shape;
+  n.operands = {x.id, y.id};
+  return Node{add(std::move(n))};
+}
+
+Node Graph::ternary(Node cond, Node x, Node y) {
+  const UopNode& c = checked(cond, "ternary");
+  const UopNode& a = checked(x, "ternary");
+  const UopNode& b = checked(y, "ternary");
+  if (a.dtype != b.dtype)
+    throw Error(std::string("ternary: dtypes ") + dtype_name(a.dtype) + " and " +
+                dtype_name(b.dtype) + " differ");
+  if (c.shape.size() != a.shape.size() || a.shape.size() != b.shape.size())
+    throw Error("ternary: shapes " + shape_text(cond) + ", " + shape_text(x) + " and " +
+                shape_text(y) + " differ in rank");
+  for (size_t i = 0; i < a.shape.size(); ++i) {
+    std::string ctx = "ternary: shapes " + shape_text(cond) + ", " + shape_text(x) + " and " +
+                      shape_text(y) + " on axis " + std::to_string(i);
+    assert_equal(c.shape[i], a.shape[i], ctx);
+    assert_equal(a.shape[i], b.shape[i], ctx);
+  }
+  UopNode n;
+  n.kind = UopKind::ternary;
+  n.dtype = a.dtype;
+  n.shape = a.shape;
+  n.operands = {cond.id, x.id, y.id};
+  return Node{add(std::move(n))};
+}
+
+Node Graph::reduce(ReduceOp op, std::vector<int> axes, Node x) {
+  std::string what = std::string("reduce ") + op_name(op);
+  const UopNode& in = checked(x, what.c_str());
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= int(in.shape.size()))
+      throw Error(what + ": axis " + std::to_string(axes[i]) + " is out of range for rank " +
+                  std::to_string(in.shape.size()));
+    if (i && axes[i] == axes[i - 1])
+      throw Error(what + ": axis " + std::to_string(axes[i]) + " is given twice");
+  }
+  if (is_arg_reduce(op) && in.dtype == DType::i32)
+    throw Error(what + ": needs a float input");
+  UopNode n;
+  n.kind = UopKind::reduce;
+  n.rop = op;
+  n.axes = axes;
+  n.dtype = is_arg_reduce(op) ? DType::i32 : in.dtype;
+  n.shape = in.shape;
+  for (int a : axes) n.shape[a] = idx::constant(1);
+  n.operands = {x.id};
+  return Node{add(std::move(n))};
+}
+
+Node Graph::select(int axis, Node x, Node index) {
+  const UopNode& in = checked(x, "select");
+  const UopNode& ix = checked(index, "select");
+  if (ix.dtype != DType::i32)
+    throw Error(std::string("select: the index tensor must be i32, not ") + dtype_name(ix.dtype));
+  if (axis < 0 || axis >= int(in.shape.size()))
+    throw Error("select: axis " + std::to_string(axis) + " is out of range for rank " +
+                std::to_string(in.shape.size()));
+  if (ix.shape.size() != in.shape.size())
+    throw Error("select: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
+                " differ in rank");
+  for (size_t i = 0; i < in.shape.size(); ++i)
+    if (int(i) != axis)
+      assert_equal(in.shape[i], ix.shape[i],
+                   "select: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
+                       " on axis " + std::to_string(i));
+  UopNode n;
+  n.kind = UopKind::select;
+  n.axis = axis;
+  n.dtype = in.dtype;
+  n.shape = ix.shape;
+  n.operands = {x.id, index.id};
+  return Node{add(std::move(n))};
+}
+
+Node Graph::fill(Node like, double value) {
+  int rank = this->rank(like);
+  std::vector<std::string> shape, index;
+  for (int a = 0; a < rank; ++a) {
+    shape.push_back("dA" + std::to_string(a));
+    index.push_back("-1");
+  }
+  if (rank == 0) {
+    // A rank-0 tensor has no out-of-range index: go through a one-element rank-1 tensor.
+    return reindex(reindex(like, {"1"}, {}), {}, {"-1"}, {}, value);
+  }
+  return reindex(like, shape, index, {like}, value);
+}
+
+void Graph::output(const std::string& name, Node x) {
+  checked(x, "output");
+  if (!valid_name(name)) throw Error("output: '" + name + "' is not a valid tensor name");
+  for (auto& [n, id] : outputs_)
+    if (n == name) throw Error("output: '" + name + "' is declared twice");
+  for (auto& n : nodes_)
+    if (n.kind == UopKind::input && n.name == name)
+      throw Error("output: '" + name + "' is already the name of an input");
+  outputs_.emplace_back(name, x.id);
+}
+
+}  // namespace uops

@@ -1,0 +1,328 @@
+#include "uops/ir/index_expr.h"
+
+#include <algorithm>
+
+#include "uops/error.h"
+
+namespace uops {
+
+namespace {
+
+Index make(IndexNode n) { return std::make_shared<const IndexNode>(std::move(n)); }
+
+// Constant folding that never hides a run-time error (division by zero stays in the tree) and
+// never overflows.
+bool fold(IndexKind k, int64_t a, int64_t b, int64_t* out) {
+  switch (k) {
+    case IndexKind::Add: return !__builtin_add_overflow(a, b, out);
+    case IndexKind::Sub: return !__builtin_sub_overflow(a, b, out);
+    case IndexKind::Mul: return !__builtin_mul_overflow(a, b, out);
+    case IndexKind::Div:
+      if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+      *out = floor_div(a, b);
+      return true;
+    case IndexKind::Mod:
+      if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+      *out = floor_mod(a, b);
+      return true;
+    case IndexKind::Min: *out = std::min(a, b); return true;
+    case IndexKind::Max: *out = std::max(a, b); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+namespace idx {
+
+Index constant(int64_t v) {
+  IndexNode n;
+  n.kind = IndexKind::Const;
+  n.value = v;
+  return make(std::move(n));
+}
+
+Index var(int v) {
+  IndexNode n;
+  n.kind = IndexKind::Var;
+  n.value = v;
+  return make(std::move(n));
+}
+
+Index dim(int tensor, int axis) {
+  IndexNode n;
+  n.kind = IndexKind::Dim;
+  n.value = tensor;
+  n.axis = axis;
+  return make(std::move(n));
+}
+
+Index param(const std::string& name) {
+  IndexNode n;
+  n.kind = IndexKind::Param;
+  n.name = name;
+  return make(std::move(n));
+}
+
+Index data(int tensor, std::vector<Index> args) {
+  IndexNode n;
+  n.kind = IndexKind::Data;
+  n.value = tensor;
+  n.args = std::move(args);
+  return make(std::move(n));
+}
+
+Index neg(Index a) {
+  int64_t v;
+  if (is_const(a, &v) && v != INT64_MIN) return constant(-v);
+  if (a->kind == IndexKind::Neg) return a->a;
+  IndexNode n;
+  n.kind = IndexKind::Neg;
+  n.a = std::move(a);
+  return make(std::move(n));
+}
+
+Index binary(IndexKind kind, Index a, Index b) {
+  int64_t x = 0, y = 0, r = 0;
+  bool ca = is_const(a, &x), cb = is_const(b, &y);
+  if (ca && cb && fold(kind, x, y, &r)) return constant(r);
+  switch (kind) {
+    case IndexKind::Add:
+      if (ca && x == 0) return b;
+      if (cb && y == 0) return a;
+      break;
+    case IndexKind::Sub:
+      if (cb && y == 0) return a;
+      if (ca && x == 0) return neg(b);
+      break;
+    case IndexKind::Mul:
+      if (ca && x == 1) return b;
+      if (cb && y == 1) return a;
+      break;
+    case IndexKind::Div:
+      if (cb && y == 1) return a;
+      break;
+    case IndexKind::Min:
+    case IndexKind::Max:
+      if (equal(a, b)) return a;
+      break;
+    default: break;
+  }
+  IndexNode n;
+  n.kind = kind;
+  n.a = std::move(a);
+  n.b = std::move(b);
+  return make(std::move(n));
+}
+
+Index add(Index a, Index b) { return binary(IndexKind::Add, std::move(a), std::move(b)); }
+Index sub(Index a, Index b) { return binary(IndexKind::Sub, std::move(a), std::move(b)); }
+Index mul(Index a, Index b) { return binary(IndexKind::Mul, std::move(a), std::move(b)); }
+Index floordiv(Index a, Index b) { return binary(IndexKind::Div, std::move(a), std::move(b)); }
+Index floormod(Index a, Index b) { return binary(IndexKind::Mod, std::move(a), std::move(b)); }
+Index min(Index a, Index b) { return binary(IndexKind::Min, std::move(a), std::move(b)); }
+Index max(Index a, Index b) { return binary(IndexKind::Max, std::move(a), std::move(b)); }
+
+}  // namespace idx
+
+bool is_const(const Index& e, int64_t* value) {
+  if (e->kind != IndexKind::Const) return false;
+  if (value) *value = e->value;
+  return true;
+}
+
+bool equal(const Index& a, const Index& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind) return false;
+  switch (a->kind) {
+    case IndexKind::Const:
+    case IndexKind::Var: return a->value == b->value;
+    case IndexKind::Dim: return a->value == b->value && a->axis == b->axis;
+    case IndexKind::Param: return a->name == b->name;
+    case IndexKind::Data:
+      if (a->value != b->value || a->args.size() != b->args.size()) return false;
+      for (size_t i = 0; i < a->args.size(); ++i)
+        if (!equal(a->args[i], b->args[i])) return false;
+      return true;
+    case IndexKind::Neg: return equal(a->a, b->a);
+    default: return equal(a->a, b->a) && equal(a->b, b->b);
+  }
+}
+
+void collect_vars(const Index& e, std::vector<int>& out) {
+  switch (e->kind) {
+    case IndexKind::Var:
+      if (std::find(out.begin(), out.end(), e->value) == out.end()) out.push_back(int(e->value));
+      return;
+    case IndexKind::Data:
+      for (auto& a : e->args) collect_vars(a, out);
+      return;
+    case IndexKind::Const:
+    case IndexKind::Dim:
+    case IndexKind::Param: return;
+    case IndexKind::Neg: collect_vars(e->a, out); return;
+    default:
+      collect_vars(e->a, out);
+      collect_vars(e->b, out);
+  }
+}
+
+bool uses_var(const Index& e, int var) {
+  std::vector<int> vars;
+  collect_vars(e, vars);
+  return std::find(vars.begin(), vars.end(), var) != vars.end();
+}
+
+bool uses_any_var(const Index& e) {
+  std::vector<int> vars;
+  collect_vars(e, vars);
+  return !vars.empty();
+}
+
+bool uses_data(const Index& e) {
+  switch (e->kind) {
+    case IndexKind::Data: return true;
+    case IndexKind::Const:
+    case IndexKind::Var:
+    case IndexKind::Dim:
+    case IndexKind::Param: return false;
+    case IndexKind::Neg: return uses_data(e->a);
+    default: return uses_data(e->a) || uses_data(e->b);
+  }
+}
+
+Index rewrite(const Index& e, const std::function<Index(const Index&)>& leaf) {
+  switch (e->kind) {
+    case IndexKind::Const: return e;
+    case IndexKind::Var:
+    case IndexKind::Dim:
+    case IndexKind::Param: {
+      Index r = leaf(e);
+      return r ? r : e;
+    }
+    case IndexKind::Data: {
+      Index r = leaf(e);
+      if (r) return r;
+      std::vector<Index> args;
+      for (auto& a : e->args) args.push_back(rewrite(a, leaf));
+      return idx::data(int(e->value), std::move(args));
+    }
+    case IndexKind::Neg: return idx::neg(rewrite(e->a, leaf));
+    default: return idx::binary(e->kind, rewrite(e->a, leaf), rewrite(e->b, leaf));
+  }
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  if (b == 0) throw Error("division by zero in an index expression");
+  if (a == INT64_MIN && b == -1) throw Error("integer overflow in an index expression");
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) {
+  if (b == 0) throw Error("modulo by zero in an index expression");
+  if (b == -1) return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+int64_t evaluate(const Index& e, const IndexEnv& env) {
+  switch (e->kind) {
+    case IndexKind::Const: return e->value;
+    case IndexKind::Var:
+      UOPS_ASSERT(env.var, "loop variable in an expression evaluated outside loops");
+      return env.var(int(e->value));
+    case IndexKind::Dim: return env.dim(int(e->value), e->axis);
+    case IndexKind::Param: return env.param(e->name);
+    case IndexKind::Data: UOPS_ASSERT(false, "data-dependent index evaluated at bind time");
+    case IndexKind::Neg: return -evaluate(e->a, env);
+    default: break;
+  }
+  int64_t a = evaluate(e->a, env), b = evaluate(e->b, env), r = 0;
+  switch (e->kind) {
+    case IndexKind::Div: return floor_div(a, b);
+    case IndexKind::Mod: return floor_mod(a, b);
+    default:
+      if (!fold(e->kind, a, b, &r)) throw Error("integer overflow in an index expression");
+      return r;
+  }
+}
+
+namespace {
+
+int precedence(const Index& e) {
+  switch (e->kind) {
+    case IndexKind::Add:
+    case IndexKind::Sub:
+    case IndexKind::Neg: return 1;
+    case IndexKind::Mul:
+    case IndexKind::Div:
+    case IndexKind::Mod: return 2;
+    case IndexKind::Const: return e->value < 0 ? 1 : 3;
+    default: return 3;
+  }
+}
+
+std::string default_leaf(const IndexNode& n) {
+  switch (n.kind) {
+    case IndexKind::Var: return "i" + std::to_string(n.value);
+    case IndexKind::Dim: return std::string("d") + char('A' + n.value) + std::to_string(n.axis);
+    default: return "data" + std::to_string(n.value);
+  }
+}
+
+void print(const Index& e, int min_prec, const std::function<std::string(const IndexNode&)>& leaf,
+           std::string& out) {
+  bool parens = precedence(e) < min_prec;
+  if (parens) out += '(';
+  switch (e->kind) {
+    case IndexKind::Const: out += std::to_string(e->value); break;
+    case IndexKind::Param: out += "$" + e->name; break;
+    case IndexKind::Var:
+    case IndexKind::Dim: out += leaf(*e); break;
+    case IndexKind::Data:
+      out += leaf(*e) + "[";
+      for (size_t i = 0; i < e->args.size(); ++i) {
+        if (i) out += ", ";
+        print(e->args[i], 1, leaf, out);
+      }
+      out += "]";
+      break;
+    case IndexKind::Neg:
+      out += '-';
+      print(e->a, 2, leaf, out);
+      break;
+    case IndexKind::Min:
+    case IndexKind::Max:
+      out += e->kind == IndexKind::Min ? "min(" : "max(";
+      print(e->a, 1, leaf, out);
+      out += ", ";
+      print(e->b, 1, leaf, out);
+      out += ')';
+      break;
+    default: {
+      int p = precedence(e);
+      const char* op = e->kind == IndexKind::Add   ? " + "
+                       : e->kind == IndexKind::Sub ? " - "
+                       : e->kind == IndexKind::Mul ? " * "
+                       : e->kind == IndexKind::Div ? " / "
+                                                   : " % ";
+      print(e->a, p, leaf, out);
+      out += op;
+      print(e->b, p + 1, leaf, out);
+    }
+  }
+  if (parens) out += ')';
+}
+
+}  // namespace
+
+std::string to_string(const Index& e, const std::function<std::string(const IndexNode&)>& leaf) {
+  std::string out;
+  print(e, 1, leaf ? leaf : default_leaf, out);
+  return out;
+}
+
+}  // namespace uops

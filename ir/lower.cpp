@@ -1,0 +1,227 @@
+#include "uops/ir/lower.h"
+
+#include <map>
+#include <numeric>
+
+#include "uops/error.h"
+
+namespace uops {
+
+namespace {
+
+class Lowering {
+ public:
+  explicit Lowering(const Graph& g) : g_(g) {}
+
+  Program run() {
+    p_.params = g_.params();
+    const auto& nodes = g_.nodes();
+    tensor_of_.assign(nodes.size(), -1);
+    // Inputs first so that every shape can be written over their axes.
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (nodes[i].kind == UopKind::input) tensor_of_[i] = new_tensor(nodes[i], nodes[i].name, Role::input);
+    unify_equal_dims();
+    std::map<int, std::vector<std::string>> output_names;
+    for (auto& [name, id] : g_.outputs()) output_names[id].push_back(name);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].kind == UopKind::input) continue;
+      auto names = output_names.find(int(i));
+      bool is_output = names != output_names.end();
+      tensor_of_[i] = new_tensor(nodes[i], is_output ? names->second[0] : "t" + std::to_string(i),
+                                 is_output ? Role::output : Role::temporary);
+      emit(nodes[i]);
+    }
+    // An input given as an output, or one node given under several names, needs copies.
+    for (auto& [id, names] : output_names) {
+      bool first_is_tensor = g_.nodes()[id].kind != UopKind::input;
+      for (size_t k = first_is_tensor ? 1 : 0; k < names.size(); ++k) {
+        int t = new_tensor(g_.nodes()[id], names[k], Role::output);
+        emit_copy(g_.nodes()[id], tensor_of_[id], t);
+      }
+    }
+    for (auto& [a, b] : g_.equalities()) p_.equalities.push_back({map(a, false), map(b, false)});
+    return std::move(p_);
+  }
+
+ private:
+  int new_tensor(const UopNode& n, const std::string& name, Role role) {
+    TensorInfo t;
+    t.name = name;
+    t.dtype = n.dtype;
+    t.role = role;
+    int id = int(p_.tensors.size());
+    p_.tensors.push_back(std::move(t));
+    if (role == Role::input)
+      for (size_t a = 0; a < n.shape.size(); ++a) p_.tensors[id].shape.push_back(idx::dim(id, int(a)));
+    else
+      for (auto& e : n.shape) p_.tensors[id].shape.push_back(map(e));
+    return id;
+  }
+
+  // Union-find over input axes that an assertion says are equal; the representative is the
+  // earliest axis so that printed programs read naturally.
+  void unify_equal_dims() {
+    for (auto& [a, b] : g_.equalities()) {
+      if (a->kind != IndexKind::Dim || b->kind != IndexKind::Dim) continue;
+      auto ka = find({int(a->value), a->axis}), kb = find({int(b->value), b->axis});
+      if (ka == kb) continue;
+      if (kb < ka) std::swap(ka, kb);
+      parent_[kb] = ka;
+    }
+  }
+  std::pair<int, int> find(std::pair<int, int> k) {
+    auto it = parent_.find(k);
+    if (it == parent_.end() || it->second == k) return k;
+    return it->second = find(it->second);
+  }
+
+  // Graph form (Dim over input node ids) to program form (Dim over tensor ids, unified unless
+  // `unify` is false: the assertions themselves must keep naming the axes they compare).
+  Index map(const Index& e, bool unify = true) {
+    return rewrite(e, [&](const Index& leaf) -> Index {
+      if (leaf->kind != IndexKind::Dim) return nullptr;
+      std::pair<int, int> key{int(leaf->value), leaf->axis};
+      auto [node, axis] = unify ? find(key) : key;
+      return idx::dim(tensor_of_[node], axis);
+    });
+  }
+
+  // A loop per output axis (a single [0, 1) loop for rank 0); returns the loop variables.
+  std::vector<Index> elementwise_nest(Block& b, const std::vector<Index>& shape) {
+    std::vector<Index> vars;
+    for (auto& extent : shape) vars.push_back(new_loop(b, map(extent)));
+    if (shape.empty()) new_loop(b, idx::constant(1));
+    return vars;
+  }
+  Index new_loop(Block& b, Index end) {
+    Loop l;
+    l.var = p_.num_vars++;
+    l.start = idx::constant(0);
+    l.end = std::move(end);
+    b.loops.push_back(std::move(l));
+    return idx::var(b.loops.back().var);
+  }
+
+  Value load_all(int node, const std::vector<Index>& vars) {
+    return val::load(tensor_of_[node], vars);
+  }
+
+  void assign(Block& b, int tensor, std::vector<Index> at, Value v) {
+    Stmt s;
+    s.kind = StmtKind::assign;
+    s.tensor = tensor;
+    s.index = std::move(at);
+    s.value = std::move(v);
+    b.loops.back().stmts.push_back(std::move(s));
+  }
+
+  void emit(const UopNode& n) {
+    Block b;
+    int out = tensor_of_[&n - g_.nodes().data()];
+    if (n.kind == UopKind::reduce) {
+      emit_reduce(n, out, b);
+      p_.blocks.push_back(std::move(b));
+      return;
+    }
+    std::vector<Index> vars = elementwise_nest(b, n.shape);
+    Value v;
+    switch (n.kind) {
+      case UopKind::reindex: {
+        std::vector<Index> at;
+        for (auto& e : n.index)
+          at.push_back(rewrite(map(e), [&](const Index& leaf) -> Index {
+            return leaf->kind == IndexKind::Var ? vars[leaf->value] : nullptr;
+          }));
+        v = val::load(tensor_of_[n.operands[0]], at, n.fill);
+        b.origin = "reindex";
+        break;
+      }
+      case UopKind::unary:
+        v = val::unary(n.uop, load_all(n.operands[0], vars));
+        b.origin = op_name(n.uop);
+        break;
+      case UopKind::binary:
+        v = val::binary(n.bop, load_all(n.operands[0], vars), load_all(n.operands[1], vars));
+        b.origin = op_name(n.bop);
+        break;
+      case UopKind::ternary:
+        v = val::ternary(load_all(n.operands[0], vars), load_all(n.operands[1], vars),
+                         load_all(n.operands[2], vars));
+        b.origin = "ternary";
+        break;
+      case UopKind::select: {
+        std::vector<Index> at = vars;
+        at[n.axis] = idx::data(tensor_of_[n.operands[1]], vars);
+        v = val::load(tensor_of_[n.operands[0]], at, 0.0);
+        b.origin = "select axis " + std::to_string(n.axis);
+        break;
+      }
+      default: UOPS_ASSERT(false, "unexpected uop kind in lowering");
+    }
+    assign(b, out, vars, v);
+    p_.blocks.push_back(std::move(b));
+  }
+
+  // Kept axes outside, reduced axes inside. The innermost kept loop (or a [0, 1) loop when every
+  // axis is reduced) owns the carried scalar and stores it; the innermost loop accumulates.
+  void emit_reduce(const UopNode& n, int out, Block& b) {
+    const auto& in_shape = g_.nodes()[n.operands[0]].shape;
+    int rank = int(in_shape.size());
+    std::vector<bool> reduced(rank, false);
+    for (int a : n.axes) reduced[a] = true;
+    std::vector<Index> vars(rank);
+    for (int a = 0; a < rank; ++a)
+      if (!reduced[a]) vars[a] = new_loop(b, map(in_shape[a]));
+    if (b.loops.empty()) new_loop(b, idx::constant(1));
+    size_t owner = b.loops.size() - 1;
+    for (int a : n.axes) vars[a] = new_loop(b, map(in_shape[a]));
+
+    Carried c{p_.num_carried++, n.rop == ReduceOp::mean ? ReduceOp::sum : n.rop};
+    b.loops[owner].carried.push_back(c);
+
+    Index position = idx::constant(0);  // row-major position among the reduced axes
+    Index count = idx::constant(1);
+    for (int a : n.axes) {
+      position = idx::add(idx::mul(position, map(in_shape[a])), vars[a]);
+      count = idx::mul(count, map(in_shape[a]));
+    }
+    Stmt r;
+    r.kind = StmtKind::reduce;
+    r.carried = c.id;
+    r.op = c.op;
+    r.value = load_all(n.operands[0], vars);
+    if (is_arg_reduce(n.rop)) r.arg = position;
+    b.loops.back().stmts.push_back(std::move(r));
+
+    std::vector<Index> at = vars;
+    for (int a : n.axes) at[a] = idx::constant(0);
+    Value result = val::carried(c.id);
+    if (n.rop == ReduceOp::mean) result = val::binary(BinaryOp::div, result, val::index(count));
+    Stmt s;
+    s.kind = StmtKind::assign;
+    s.tensor = out;
+    s.index = at;
+    s.value = result;
+    b.loops[owner].stmts.push_back(std::move(s));
+    b.origin = std::string("reduce ") + op_name(n.rop);
+  }
+
+  void emit_copy(const UopNode& n, int from, int to) {
+    Block b;
+    std::vector<Index> vars = elementwise_nest(b, n.shape);
+    assign(b, to, vars, val::load(from, vars));
+    b.origin = "copy";
+    p_.blocks.push_back(std::move(b));
+  }
+
+  const Graph& g_;
+  Program p_;
+  std::vector<int> tensor_of_;
+  std::map<std::pair<int, int>, std::pair<int, int>> parent_;
+};
+
+}  // namespace
+
+Program lower(const Graph& graph) { return Lowering(graph).run(); }
+
+}  // namespace uops

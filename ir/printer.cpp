@@ -1,0 +1,138 @@
+#include "uops/ir/printer.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace uops {
+
+std::string format_double(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+namespace {
+
+std::string indices(const Program& p, const std::vector<Index>& ix) {
+  std::string s = "[";
+  for (size_t i = 0; i < ix.size(); ++i) s += (i ? ", " : "") + index_text(p, ix[i]);
+  return s + "]";
+}
+
+std::string store_target(const Program& p, const Stmt& s) {
+  return p.tensors[s.tensor].name + (s.checked ? "?" : "") + indices(p, s.index);
+}
+
+void print_value(const Program& p, const Value& v, std::string& out) {
+  switch (v->kind) {
+    case ValueKind::Const: out += format_double(v->constant); return;
+    case ValueKind::Load:
+      out += p.tensors[v->tensor].name + (v->checked ? "?" : "");
+      out += indices(p, v->index);
+      if (v->fill != 0.0) out.insert(out.size() - 1, " fill " + format_double(v->fill));
+      return;
+    case ValueKind::Carried: out += "c" + std::to_string(v->carried); return;
+    case ValueKind::IndexValue: out += "idx(" + index_text(p, v->ivalue) + ")"; return;
+    case ValueKind::Unary:
+      out += std::string(op_name(v->uop)) + "(";
+      print_value(p, v->a, out);
+      out += ")";
+      return;
+    case ValueKind::Binary: {
+      const char* infix = nullptr;
+      switch (v->bop) {
+        case BinaryOp::add: infix = " + "; break;
+        case BinaryOp::sub: infix = " - "; break;
+        case BinaryOp::mul: infix = " * "; break;
+        case BinaryOp::div: infix = " / "; break;
+        case BinaryOp::eq: infix = " == "; break;
+        case BinaryOp::ne: infix = " != "; break;
+        case BinaryOp::lt: infix = " < "; break;
+        case BinaryOp::le: infix = " <= "; break;
+        default: break;
+      }
+      if (infix) {
+        out += "(";
+        print_value(p, v->a, out);
+        out += infix;
+        print_value(p, v->b, out);
+        out += ")";
+      } else {
+        out += std::string(op_name(v->bop)) + "(";
+        print_value(p, v->a, out);
+        out += ", ";
+        print_value(p, v->b, out);
+        out += ")";
+      }
+      return;
+    }
+    case ValueKind::Ternary:
+      out += "(";
+      print_value(p, v->a, out);
+      out += " ? ";
+      print_value(p, v->b, out);
+      out += " : ";
+      print_value(p, v->c, out);
+      out += ")";
+      return;
+  }
+}
+
+std::string stmt_text(const Program& p, const Stmt& s) {
+  std::string v = print(p, s.value);
+  switch (s.kind) {
+    case StmtKind::assign: return store_target(p, s) + " = " + v;
+    case StmtKind::accumulate:
+      return store_target(p, s) + " " + op_name(s.op) + "= " + v;
+    case StmtKind::reduce: {
+      std::string text = "c" + std::to_string(s.carried) + " " + op_name(s.op) + "= " + v;
+      if (s.arg) text += " at " + index_text(p, s.arg);
+      return text;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string print(const Program& p, const Value& v) {
+  std::string out;
+  print_value(p, v, out);
+  return out;
+}
+
+std::string print_block(const Program& p, const Block& b, int number) {
+  std::string out = "block " + std::to_string(number) + (b.origin.empty() ? "" : ": " + b.origin) + "\n";
+  for (size_t k = 0; k < b.loops.size(); ++k) {
+    const Loop& l = b.loops[k];
+    out += std::string(2 * (k + 1), ' ') + "for v" + std::to_string(l.var) + " in [" +
+           index_text(p, l.start) + ", " + index_text(p, l.end) + ")";
+    for (size_t c = 0; c < l.carried.size(); ++c)
+      out += (c ? ", c" : " carry c") + std::to_string(l.carried[c].id) + " " + op_name(l.carried[c].op);
+    out += ":\n";
+  }
+  for (size_t k = b.loops.size(); k-- > 0;)
+    for (const Stmt& s : b.loops[k].stmts)
+      out += std::string(2 * (k + 2), ' ') + stmt_text(p, s) + "\n";
+  return out;
+}
+
+std::string print(const Program& p) {
+  std::string out;
+  for (auto& name : p.params) out += "param $" + name + "\n";
+  for (auto& t : p.tensors) {
+    out += std::string("tensor ") + t.name + " " + dtype_name(t.dtype) + " " + indices(p, t.shape) +
+           " " + role_name(t.role) + "\n";
+  }
+  for (auto& eq : p.equalities)
+    out += "assert " + index_text(p, eq.a) + " == " + index_text(p, eq.b) + "\n";
+  for (size_t i = 0; i < p.blocks.size(); ++i) out += print_block(p, p.blocks[i], int(i));
+  return out;
+}
+
+}  // namespace uops

@@ -1,0 +1,123 @@
+#include "uops/ir/value_expr.h"
+
+namespace uops {
+
+namespace {
+Value make(ValueNode n) { return std::make_shared<const ValueNode>(std::move(n)); }
+}  // namespace
+
+namespace val {
+
+Value constant(double v) {
+  ValueNode n;
+  n.kind = ValueKind::Const;
+  n.constant = v;
+  return make(std::move(n));
+}
+
+Value load(int tensor, std::vector<Index> index, double fill, bool checked) {
+  ValueNode n;
+  n.kind = ValueKind::Load;
+  n.tensor = tensor;
+  n.index = std::move(index);
+  n.fill = fill;
+  n.checked = checked;
+  return make(std::move(n));
+}
+
+Value carried(int id) {
+  ValueNode n;
+  n.kind = ValueKind::Carried;
+  n.carried = id;
+  return make(std::move(n));
+}
+
+Value index(Index e) {
+  ValueNode n;
+  n.kind = ValueKind::IndexValue;
+  n.ivalue = std::move(e);
+  return make(std::move(n));
+}
+
+Value unary(UnaryOp op, Value a) {
+  ValueNode n;
+  n.kind = ValueKind::Unary;
+  n.uop = op;
+  n.a = std::move(a);
+  return make(std::move(n));
+}
+
+Value binary(BinaryOp op, Value a, Value b) {
+  ValueNode n;
+  n.kind = ValueKind::Binary;
+  n.bop = op;
+  n.a = std::move(a);
+  n.b = std::move(b);
+  return make(std::move(n));
+}
+
+Value ternary(Value cond, Value a, Value b) {
+  ValueNode n;
+  n.kind = ValueKind::Ternary;
+  n.a = std::move(cond);
+  n.b = std::move(a);
+  n.c = std::move(b);
+  return make(std::move(n));
+}
+
+}  // namespace val
+
+bool equal(const Value& a, const Value& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind) return false;
+  switch (a->kind) {
+    case ValueKind::Const:
+      return a->constant == b->constant || (a->constant != a->constant && b->constant != b->constant);
+    case ValueKind::Load:
+      if (a->tensor != b->tensor || a->index.size() != b->index.size() || a->fill != b->fill ||
+          a->checked != b->checked)
+        return false;
+      for (size_t i = 0; i < a->index.size(); ++i)
+        if (!equal(a->index[i], b->index[i])) return false;
+      return true;
+    case ValueKind::Carried: return a->carried == b->carried;
+    case ValueKind::IndexValue: return equal(a->ivalue, b->ivalue);
+    case ValueKind::Unary: return a->uop == b->uop && equal(a->a, b->a);
+    case ValueKind::Binary: return a->bop == b->bop && equal(a->a, b->a) && equal(a->b, b->b);
+    case ValueKind::Ternary: return equal(a->a, b->a) && equal(a->b, b->b) && equal(a->c, b->c);
+  }
+  return false;
+}
+
+void for_each_load(const Value& v, const std::function<void(const ValueNode&)>& f) {
+  if (!v) return;
+  if (v->kind == ValueKind::Load) f(*v);
+  for_each_load(v->a, f);
+  for_each_load(v->b, f);
+  for_each_load(v->c, f);
+}
+
+bool uses_carried(const Value& v, int id) {
+  if (!v) return false;
+  if (v->kind == ValueKind::Carried && v->carried == id) return true;
+  return uses_carried(v->a, id) || uses_carried(v->b, id) || uses_carried(v->c, id);
+}
+
+Value rewrite(const Value& v, const std::function<Value(const Value&)>& node,
+              const std::function<Index(const Index&)>& index) {
+  if (!v) return v;
+  if (node) {
+    if (Value r = node(v)) return r;
+  }
+  ValueNode n = *v;
+  if (index) {
+    for (auto& e : n.index) e = rewrite(e, index);
+    if (n.ivalue) n.ivalue = rewrite(n.ivalue, index);
+  }
+  n.a = rewrite(v->a, node, index);
+  n.b = rewrite(v->b, node, index);
+  n.c = rewrite(v->c, node, index);
+  return make(std::move(n));
+}
+
+}  // namespace uops

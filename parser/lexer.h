@@ -1,0 +1,29 @@
+// Tokens of the index-expression grammar. Kept private to the parser.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace uops::parser_detail {
+
+enum class TokenKind { Int, LoopVar, Dim, Param, Min, Max, Punct, End };
+
+struct Token {
+  TokenKind kind;
+  int column;          // 1-based
+  std::string text;    // as written
+  int64_t number = 0;  // Int: value; LoopVar: N; Dim: axis
+  int source = 0;      // Dim: source letter, A = 0
+  char punct = 0;      // Punct: the character
+};
+
+// Splits `text` into tokens ending with one End token. Throws uops::Error for a character or
+// word that is no token, with the column where it starts.
+std::vector<Token> lex(std::string_view text);
+
+// How a token is named in "found ..." messages.
+std::string describe(const Token& t);
+
+}  // namespace uops::parser_detail
