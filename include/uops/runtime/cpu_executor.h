@@ -1,0 +1,33 @@
+// Runs a Graph's schedule on the CPU: one thread per stream, kept across runs so a run costs a
+// wake-up per stream rather than a thread start. The calling thread serves as stream 0.
+#pragma once
+
+#include <memory>
+
+#include "uops/runtime/graph.h"
+#include "uops/runtime/trace.h"
+
+namespace uops::runtime {
+
+class CpuExecutor {
+ public:
+  // Throws Error if some node has no CPU kernel.
+  explicit CpuExecutor(Graph graph);
+  ~CpuExecutor();
+  CpuExecutor(const CpuExecutor&) = delete;
+  CpuExecutor& operator=(const CpuExecutor&) = delete;
+
+  // Runs every node once, respecting all dependencies. If a kernel throws, nodes not yet
+  // started are skipped, and the first exception is rethrown once every stream has stopped;
+  // the executor can run again afterwards. Concurrent calls are serialized. When `trace` is
+  // given it is filled with one event per node that ran.
+  void run(Trace* trace = nullptr);
+
+  const Graph& graph() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace uops::runtime

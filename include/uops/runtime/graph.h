@@ -1,0 +1,61 @@
+// The immutable executable graph that GraphBuilder::build() produces: nodes with their
+// kernels and declared buffer accesses, the transitively reduced dependency edges, and the
+// static schedule. Copies share the same data, so handing a Graph to several executors is cheap.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "uops/runtime/schedule.h"
+
+namespace uops::runtime {
+
+// Buffers are opaque to the runtime: any integer or address that identifies one. Two accesses
+// conflict exactly when their ids are equal, so aliasing views must share an id.
+using BufferId = std::uintptr_t;
+inline BufferId buffer_id(const void* address) { return reinterpret_cast<BufferId>(address); }
+
+// Matches the driver's CUstream (a pointer to an opaque struct) without needing cuda.h.
+using CudaStream = void*;
+
+using CpuKernel = std::function<void()>;
+// Enqueues the node's work on the given stream; it must not synchronize the stream.
+using CudaKernel = std::function<void(CudaStream)>;
+
+// A node may carry a kernel for either executor or both; an executor rejects a graph in which
+// some node lacks its kind of kernel.
+struct Node {
+  std::string name;
+  CpuKernel cpu;
+  CudaKernel cuda;
+  std::vector<BufferId> reads;
+  std::vector<BufferId> writes;
+};
+
+class Graph {
+ public:
+  struct Data {
+    std::vector<Node> nodes;
+    std::vector<std::vector<NodeIndex>> successors;  // transitively reduced
+    std::vector<std::vector<NodeIndex>> predecessors;
+    Schedule schedule;
+  };
+
+  explicit Graph(std::shared_ptr<const Data> data) : data_(std::move(data)) {}
+
+  std::size_t size() const { return data_->nodes.size(); }
+  const Node& node(NodeIndex n) const { return data_->nodes[n]; }
+  std::span<const NodeIndex> successors(NodeIndex n) const { return data_->successors[n]; }
+  std::span<const NodeIndex> predecessors(NodeIndex n) const { return data_->predecessors[n]; }
+  std::size_t edge_count() const;
+  const Schedule& schedule() const { return data_->schedule; }
+
+ private:
+  std::shared_ptr<const Data> data_;
+};
+
+}  // namespace uops::runtime

@@ -1,0 +1,48 @@
+// The static multi-stream schedule of a DAG, computed once when a graph is built.
+//
+// Each node is placed on one stream; a stream runs its nodes in order. An edge between nodes
+// on different streams becomes a Signal: the waiting stream blocks until the producer has
+// finished. Signals are deduplicated per (producer, waiting stream), and a wait is dropped
+// when an earlier wait of the same stream already implies it (tracked with vector clocks),
+// so executors do the minimum of cross-stream synchronization.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace uops::runtime {
+
+using NodeIndex = std::uint32_t;
+using StreamIndex = std::uint32_t;
+
+// Stream `stream` waits until `producer` (on another stream) has finished, before running
+// `consumer`.
+struct Signal {
+  NodeIndex producer;
+  NodeIndex consumer;
+  StreamIndex stream;
+};
+
+struct Schedule {
+  // streams[s] lists the nodes stream s runs, in order.
+  std::vector<std::vector<NodeIndex>> streams;
+  std::vector<StreamIndex> stream_of;  // per node
+  std::vector<std::uint32_t> rank;     // per node: 1 + max rank of its successors
+  // A topological order that also respects every stream's order; an executor that enqueues
+  // work from one thread (CUDA) must follow it so every signal is recorded before it is waited on.
+  std::vector<NodeIndex> order;
+  std::vector<Signal> signals;
+  // waits[n]: indices into `signals` that node n's stream waits on right before running n.
+  std::vector<std::vector<std::uint32_t>> waits;
+  // signaled[n]: some other stream waits on n, so the executor must publish n's completion.
+  std::vector<bool> signaled;
+};
+
+// Schedules the DAG given by its successor lists (which should be transitively reduced: every
+// edge is considered for a signal) onto at most `max_streams` streams (at least one).
+// Throws Error if the graph has a cycle.
+Schedule make_schedule(const std::vector<std::vector<NodeIndex>>& successors,
+                       std::size_t max_streams);
+
+}  // namespace uops::runtime

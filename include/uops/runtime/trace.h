@@ -1,0 +1,36 @@
+// What a run did and when, for Chrome's trace viewer (chrome://tracing, Perfetto), and the
+// schedule as Graphviz DOT for reading how nodes were placed on streams.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "uops/runtime/graph.h"
+
+namespace uops::runtime {
+
+struct TraceEvent {
+  std::string name;
+  NodeIndex node;
+  StreamIndex stream;
+  double start_us;  // since the start of the run
+  double duration_us;
+};
+
+// Nodes skipped because an earlier kernel failed have no event.
+struct Trace {
+  std::size_t stream_count = 0;
+  std::vector<TraceEvent> events;
+};
+
+// {"traceEvents": [...]} with one complete ("X") event per node and one row (tid) per stream.
+std::string to_chrome_json(const Trace& trace);
+void write_chrome_json(const Trace& trace, const std::string& path);
+
+// One cluster per stream; edges within a stream solid, edges that became signals dashed,
+// cross-stream edges already implied by an earlier signal dotted.
+std::string to_dot(const Graph& graph);
+void write_dot(const Graph& graph, const std::string& path);
+
+}  // namespace uops::runtime

@@ -1,0 +1,81 @@
+#include "cuda_driver.h"
+
+#include <dlfcn.h>
+
+#include "uops/runtime/error.h"
+
+namespace uops::runtime::cuda {
+namespace {
+
+struct Loaded {
+  Driver driver{};
+  std::string error;
+};
+
+template <typename F>
+bool resolve(void* library, const char* symbol, F& function, std::string& error) {
+  function = reinterpret_cast<F>(dlsym(library, symbol));
+  if (!function) error = std::string("libcuda.so.1 has no symbol ") + symbol;
+  return function != nullptr;
+}
+
+Loaded load() {
+  Loaded loaded;
+  // Never closed: the driver does not support being unloaded while the process runs.
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char* reason = dlerror();
+    loaded.error = std::string("cannot load libcuda.so.1: ") + (reason ? reason : "unknown");
+    return loaded;
+  }
+  Driver& d = loaded.driver;
+  std::string& e = loaded.error;
+  const bool ok = resolve(library, "cuInit", d.cuInit, e) &&
+                  resolve(library, "cuDeviceGetCount", d.cuDeviceGetCount, e) &&
+                  resolve(library, "cuDeviceGet", d.cuDeviceGet, e) &&
+                  resolve(library, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, e) &&
+                  resolve(library, "cuDevicePrimaryCtxRelease_v2", d.cuDevicePrimaryCtxRelease, e) &&
+                  resolve(library, "cuCtxSetCurrent", d.cuCtxSetCurrent, e) &&
+                  resolve(library, "cuStreamCreate", d.cuStreamCreate, e) &&
+                  resolve(library, "cuStreamDestroy_v2", d.cuStreamDestroy, e) &&
+                  resolve(library, "cuStreamSynchronize", d.cuStreamSynchronize, e) &&
+                  resolve(library, "cuStreamWaitEvent", d.cuStreamWaitEvent, e) &&
+                  resolve(library, "cuEventCreate", d.cuEventCreate, e) &&
+                  resolve(library, "cuEventDestroy_v2", d.cuEventDestroy, e) &&
+                  resolve(library, "cuEventRecord", d.cuEventRecord, e) &&
+                  resolve(library, "cuEventElapsedTime", d.cuEventElapsedTime, e) &&
+                  resolve(library, "cuStreamBeginCapture_v2", d.cuStreamBeginCapture, e) &&
+                  resolve(library, "cuStreamEndCapture", d.cuStreamEndCapture, e) &&
+                  resolve(library, "cuGraphInstantiateWithFlags", d.cuGraphInstantiate, e) &&
+                  resolve(library, "cuGraphLaunch", d.cuGraphLaunch, e) &&
+                  resolve(library, "cuGraphExecDestroy", d.cuGraphExecDestroy, e) &&
+                  resolve(library, "cuGraphDestroy", d.cuGraphDestroy, e) &&
+                  resolve(library, "cuGetErrorName", d.cuGetErrorName, e);
+  if (!ok) return loaded;
+  if (CUresult result = d.cuInit(0); result != CUDA_SUCCESS) {
+    const char* name = nullptr;
+    d.cuGetErrorName(result, &name);
+    e = std::string("cuInit failed: ") + (name ? name : std::to_string(result));
+  }
+  return loaded;
+}
+
+}  // namespace
+
+const Driver* load_driver(std::string* why) {
+  static const Loaded loaded = load();
+  if (!loaded.error.empty()) {
+    if (why) *why = loaded.error;
+    return nullptr;
+  }
+  return &loaded.driver;
+}
+
+void check(const Driver& driver, CUresult result, const char* call) {
+  if (result == CUDA_SUCCESS) return;
+  const char* name = nullptr;
+  driver.cuGetErrorName(result, &name);
+  throw Error(std::string(call) + " failed: " + (name ? name : std::to_string(result)));
+}
+
+}  // namespace uops::runtime::cuda

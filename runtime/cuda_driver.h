@@ -1,0 +1,59 @@
+// The handful of CUDA driver API types and entry points the CUDA executor uses, declared here
+// and resolved with dlsym so the runtime neither includes cuda.h nor links libcuda: a machine
+// without the toolkit still builds it, and one without a driver still runs everything else.
+#pragma once
+
+#include <string>
+
+namespace uops::runtime::cuda {
+
+// Layouts match cuda.h: handles are pointers to opaque structs, devices and results are ints.
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = struct CUctx_st*;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
+constexpr unsigned CU_EVENT_DEFAULT = 0x0;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
+// Capture only this thread's calls, so other threads using the driver meanwhile are unaffected.
+constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
+
+// Field names are the symbols' names minus versioned suffixes (the loader resolves the _v2 ABI
+// where cuda.h maps a name to it).
+struct Driver {
+  CUresult (*cuInit)(unsigned flags);
+  CUresult (*cuDeviceGetCount)(int* count);
+  CUresult (*cuDeviceGet)(CUdevice* device, int ordinal);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* context, CUdevice device);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
+  CUresult (*cuCtxSetCurrent)(CUcontext context);
+  CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags);
+  CUresult (*cuStreamDestroy)(CUstream stream);
+  CUresult (*cuStreamSynchronize)(CUstream stream);
+  CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event, unsigned flags);
+  CUresult (*cuEventCreate)(CUevent* event, unsigned flags);
+  CUresult (*cuEventDestroy)(CUevent event);
+  CUresult (*cuEventRecord)(CUevent event, CUstream stream);
+  CUresult (*cuEventElapsedTime)(float* milliseconds, CUevent start, CUevent end);
+  CUresult (*cuStreamBeginCapture)(CUstream stream, int mode);
+  CUresult (*cuStreamEndCapture)(CUstream stream, CUgraph* graph);
+  CUresult (*cuGraphInstantiate)(CUgraphExec* exec, CUgraph graph, unsigned long long flags);
+  CUresult (*cuGraphLaunch)(CUgraphExec exec, CUstream stream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec exec);
+  CUresult (*cuGraphDestroy)(CUgraph graph);
+  CUresult (*cuGetErrorName)(CUresult error, const char** name);
+};
+
+// Loads and initializes the driver once per process. Returns null and sets `why` when the
+// library, a symbol, or cuInit fails.
+const Driver* load_driver(std::string* why);
+
+// Throws Error naming the call and the driver's error name unless `result` is CUDA_SUCCESS.
+void check(const Driver& driver, CUresult result, const char* call);
+
+}  // namespace uops::runtime::cuda

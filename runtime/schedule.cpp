@@ -1,0 +1,182 @@
+#include "uops/runtime/schedule.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "dependencies.h"
+#include "uops/runtime/error.h"
+
+namespace uops::runtime {
+namespace {
+
+constexpr StreamIndex kUnassigned = std::numeric_limits<StreamIndex>::max();
+
+// Rank is the length of the longest path to a sink. Visiting nodes in reverse topological
+// order guarantees every successor is ranked before it is read.
+std::vector<std::uint32_t> compute_ranks(const Adjacency& successors,
+                                         const std::vector<NodeIndex>& order) {
+  std::vector<std::uint32_t> rank(successors.size(), 1);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    for (NodeIndex s : successors[*it]) rank[*it] = std::max(rank[*it], rank[s] + 1);
+  }
+  return rank;
+}
+
+// Places nodes on streams. Nodes are only ever placed once all their predecessors are placed,
+// so the placement sequence is a topological order and every stream's order is a subsequence
+// of it: no placement, not even one forced by the stream limit, can make streams wait on each
+// other in a circle.
+class Placer {
+ public:
+  Placer(const Adjacency& successors, const Adjacency& predecessors, std::size_t max_streams,
+         Schedule& schedule)
+      : successors_(successors),
+        predecessors_(predecessors),
+        limit_(std::min(max_streams, std::max<std::size_t>(successors.size(), 1))),
+        schedule_(schedule),
+        position_(successors.size(), 0),
+        placed_at_(successors.size(), 0),
+        unplaced_predecessors_(successors.size()),
+        ancestor_position_(successors.size() * limit_, -1) {
+    schedule_.stream_of.assign(successors.size(), kUnassigned);
+    for (NodeIndex v = 0; v < successors.size(); ++v) {
+      unplaced_predecessors_[v] = static_cast<std::uint32_t>(predecessors[v].size());
+    }
+  }
+
+  void visit(NodeIndex v) {
+    record_ancestors(v);
+    if (schedule_.stream_of[v] != kUnassigned) return;
+    const StreamIndex stream = choose_stream(v);
+    place(v, stream);
+    // Follow the most critical path down from v on the same stream, so it runs without signals.
+    for (NodeIndex at = v;;) {
+      std::optional<NodeIndex> next;
+      for (NodeIndex s : successors_[at]) {
+        if (schedule_.stream_of[s] != kUnassigned || unplaced_predecessors_[s] != 0) continue;
+        if (!next || schedule_.rank[s] > schedule_.rank[*next]) next = s;
+      }
+      if (!next) break;
+      place(*next, stream);
+      at = *next;
+    }
+  }
+
+  const std::vector<std::uint32_t>& positions() const { return position_; }
+
+ private:
+  // Highest position on each stream of an ancestor of v. Streams are chains in the DAG (each
+  // node on a stream is an ancestor of the next), so the last node L of a stream is an ancestor
+  // of v exactly when v's ancestor position on that stream is at least L's.
+  void record_ancestors(NodeIndex v) {
+    std::int32_t* mine = &ancestor_position_[v * limit_];
+    for (NodeIndex p : predecessors_[v]) {
+      const std::int32_t* theirs = &ancestor_position_[p * limit_];
+      for (std::size_t t = 0; t < limit_; ++t) mine[t] = std::max(mine[t], theirs[t]);
+      StreamIndex t = schedule_.stream_of[p];
+      mine[t] = std::max(mine[t], static_cast<std::int32_t>(position_[p]));
+    }
+  }
+
+  StreamIndex choose_stream(NodeIndex v) const {
+    const std::int32_t* ancestors = &ancestor_position_[v * limit_];
+    std::optional<StreamIndex> recyclable;
+    for (StreamIndex t = 0; t < schedule_.streams.size(); ++t) {
+      const NodeIndex last = schedule_.streams[t].back();
+      if (ancestors[t] < static_cast<std::int32_t>(position_[last])) continue;
+      // Following a direct predecessor turns that edge into stream order instead of a signal.
+      const auto& preds = predecessors_[v];
+      if (std::find(preds.begin(), preds.end(), last) != preds.end()) return t;
+      if (!recyclable) recyclable = t;
+    }
+    if (recyclable) return *recyclable;
+    if (schedule_.streams.size() < limit_) return static_cast<StreamIndex>(schedule_.streams.size());
+    // At the limit: queue behind the stream whose last node was placed earliest, the one most
+    // likely to have finished by the time v is ready.
+    StreamIndex best = 0;
+    for (StreamIndex t = 1; t < schedule_.streams.size(); ++t) {
+      if (placed_at_[schedule_.streams[t].back()] < placed_at_[schedule_.streams[best].back()]) {
+        best = t;
+      }
+    }
+    return best;
+  }
+
+  void place(NodeIndex v, StreamIndex stream) {
+    if (stream == schedule_.streams.size()) schedule_.streams.emplace_back();
+    schedule_.stream_of[v] = stream;
+    position_[v] = static_cast<std::uint32_t>(schedule_.streams[stream].size());
+    placed_at_[v] = static_cast<std::uint32_t>(schedule_.order.size());
+    schedule_.streams[stream].push_back(v);
+    schedule_.order.push_back(v);
+    for (NodeIndex s : successors_[v]) --unplaced_predecessors_[s];
+  }
+
+  const Adjacency& successors_;
+  const Adjacency& predecessors_;
+  const std::size_t limit_;
+  Schedule& schedule_;
+  std::vector<std::uint32_t> position_;
+  std::vector<std::uint32_t> placed_at_;
+  std::vector<std::uint32_t> unplaced_predecessors_;
+  std::vector<std::int32_t> ancestor_position_;  // node-major, limit_ entries per node
+};
+
+// Turns cross-stream edges into signals. known[t] is stream t's vector clock: for every stream,
+// the highest position it is guaranteed to have completed when t reaches its current node. An
+// edge already covered by the clock needs no wait, which also means a stream never waits on the
+// same producer twice.
+void add_signals(const Adjacency& predecessors, const std::vector<std::uint32_t>& position,
+                 Schedule& schedule) {
+  const std::size_t n = predecessors.size();
+  const std::size_t streams = schedule.streams.size();
+  std::vector<std::uint32_t> placed_at(n);
+  for (std::uint32_t i = 0; i < n; ++i) placed_at[schedule.order[i]] = i;
+  std::vector<std::int32_t> known(streams * streams, -1);
+  std::vector<std::int32_t> clock(n * streams);
+  schedule.waits.assign(n, {});
+  schedule.signaled.assign(n, false);
+
+  for (NodeIndex v : schedule.order) {
+    const StreamIndex t = schedule.stream_of[v];
+    std::int32_t* mine = &known[t * streams];
+    std::vector<NodeIndex> remote;
+    for (NodeIndex p : predecessors[v]) {
+      if (schedule.stream_of[p] != t) remote.push_back(p);
+    }
+    // Latest producers first: waiting on them implies the most about the earlier ones.
+    std::sort(remote.begin(), remote.end(),
+              [&](NodeIndex a, NodeIndex b) { return placed_at[a] > placed_at[b]; });
+    for (NodeIndex p : remote) {
+      if (mine[schedule.stream_of[p]] >= static_cast<std::int32_t>(position[p])) continue;
+      schedule.waits[v].push_back(static_cast<std::uint32_t>(schedule.signals.size()));
+      schedule.signals.push_back(Signal{p, v, t});
+      schedule.signaled[p] = true;
+      const std::int32_t* theirs = &clock[p * streams];
+      for (std::size_t s = 0; s < streams; ++s) mine[s] = std::max(mine[s], theirs[s]);
+    }
+    mine[t] = static_cast<std::int32_t>(position[v]);
+    std::copy(mine, mine + streams, &clock[v * streams]);
+  }
+}
+
+}  // namespace
+
+Schedule make_schedule(const std::vector<std::vector<NodeIndex>>& successors,
+                       std::size_t max_streams) {
+  if (max_streams == 0) throw Error("max_streams must be at least 1");
+  TopologicalOrder topo = topological_order(successors);
+  if (topo.on_cycle) {
+    throw Error("dependency cycle through node " + std::to_string(*topo.on_cycle));
+  }
+  const Adjacency predecessors = predecessors_of(successors);
+  Schedule schedule;
+  schedule.rank = compute_ranks(successors, topo.order);
+  Placer placer(successors, predecessors, max_streams, schedule);
+  for (NodeIndex v : topo.order) placer.visit(v);
+  add_signals(predecessors, placer.positions(), schedule);
+  return schedule;
+}
+
+}  // namespace uops::runtime

@@ -1,0 +1,189 @@
+// Dependency inference, transitive reduction and misuse of the builder.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "uops/runtime/builder.h"
+#include "uops/runtime/error.h"
+
+namespace uops::runtime {
+namespace {
+
+static_assert(std::is_base_of_v<std::runtime_error, Error>);
+
+void noop() {}
+
+bool has_edge(const Graph& graph, NodeRef from, NodeRef to) {
+  auto successors = graph.successors(from.index());
+  return std::find(successors.begin(), successors.end(), to.index()) != successors.end();
+}
+
+TEST(Dependencies, ReadAfterWrite) {
+  GraphBuilder b;
+  NodeRef w = b.add("w", noop, {}, {1});
+  NodeRef r = b.add("r", noop, {1}, {});
+  Graph g = std::move(b).build();
+  EXPECT_TRUE(has_edge(g, w, r));
+  EXPECT_EQ(g.edge_count(), 1u);
+}
+
+TEST(Dependencies, WriteAfterRead) {
+  GraphBuilder b;
+  NodeRef r = b.add("r", noop, {1}, {});
+  NodeRef w = b.add("w", noop, {}, {1});
+  Graph g = std::move(b).build();
+  EXPECT_TRUE(has_edge(g, r, w));
+  EXPECT_EQ(g.edge_count(), 1u);
+}
+
+TEST(Dependencies, WriteAfterWrite) {
+  GraphBuilder b;
+  NodeRef w1 = b.add("w1", noop, {}, {1});
+  NodeRef w2 = b.add("w2", noop, {}, {1});
+  Graph g = std::move(b).build();
+  EXPECT_TRUE(has_edge(g, w1, w2));
+  EXPECT_EQ(g.edge_count(), 1u);
+}
+
+TEST(Dependencies, ReadReadHasNoEdge) {
+  GraphBuilder b;
+  b.add("w", noop, {}, {2});
+  b.add("r1", noop, {1, 2}, {3});
+  b.add("r2", noop, {1, 2}, {4});
+  Graph g = std::move(b).build(BuildOptions{.max_streams = 2});
+  // Only w -> r1 and w -> r2 through buffer 2; buffer 1 is read twice and orders nothing.
+  EXPECT_EQ(g.edge_count(), 2u);
+  EXPECT_TRUE(g.successors(1).empty());
+  EXPECT_NE(g.schedule().stream_of[1], g.schedule().stream_of[2]);
+}
+
+TEST(Dependencies, EveryReaderPrecedesTheNextWriter) {
+  GraphBuilder b;
+  NodeRef w0 = b.add("w0", noop, {}, {1});
+  NodeRef r1 = b.add("r1", noop, {1}, {});
+  NodeRef r2 = b.add("r2", noop, {1}, {});
+  NodeRef w3 = b.add("w3", noop, {}, {1});
+  Graph g = std::move(b).build();
+  EXPECT_TRUE(has_edge(g, w0, r1));
+  EXPECT_TRUE(has_edge(g, w0, r2));
+  EXPECT_TRUE(has_edge(g, r1, w3));
+  EXPECT_TRUE(has_edge(g, r2, w3));
+  EXPECT_FALSE(has_edge(g, w0, w3));  // implied through either reader
+  EXPECT_EQ(g.edge_count(), 4u);
+}
+
+TEST(Dependencies, InPlaceUpdateChains) {
+  GraphBuilder b;
+  NodeRef init = b.add("init", noop, {}, {1});
+  NodeRef update = b.add("update", noop, {1}, {1});
+  NodeRef use = b.add("use", noop, {1}, {});
+  Graph g = std::move(b).build();
+  EXPECT_TRUE(has_edge(g, init, update));
+  EXPECT_TRUE(has_edge(g, update, use));
+  EXPECT_EQ(g.edge_count(), 2u);
+}
+
+TEST(Dependencies, TransitiveReductionDropsImpliedEdges) {
+  GraphBuilder b;
+  NodeRef a = b.add("a", noop, {}, {1});
+  NodeRef c = b.add("b", noop, {1}, {2});
+  NodeRef d = b.add("c", noop, {1, 2}, {});
+  a.then(d);  // explicit duplicate of an implied edge
+  a.then(c);  // explicit duplicate of an inferred edge
+  Graph g = std::move(b).build();
+  EXPECT_TRUE(has_edge(g, a, c));
+  EXPECT_TRUE(has_edge(g, c, d));
+  EXPECT_FALSE(has_edge(g, a, d));
+  EXPECT_EQ(g.edge_count(), 2u);
+  ASSERT_EQ(g.predecessors(d.index()).size(), 1u);
+  EXPECT_EQ(g.predecessors(d.index())[0], c.index());
+}
+
+TEST(Dependencies, ExplicitEdgesAndWhenAll) {
+  GraphBuilder b;
+  NodeRef a = b.add("a", noop, {}, {});
+  NodeRef x = b.add("x", noop, {}, {});
+  NodeRef y = b.add("y", noop, {}, {});
+  NodeRef z = b.add("z", noop, {}, {});
+  a.then(x);
+  when_all({a, x, y}).then(z);
+  Graph g = std::move(b).build();
+  EXPECT_TRUE(has_edge(g, a, x));
+  EXPECT_TRUE(has_edge(g, x, z));
+  EXPECT_TRUE(has_edge(g, y, z));
+  EXPECT_FALSE(has_edge(g, a, z));
+  EXPECT_EQ(g.edge_count(), 3u);
+}
+
+TEST(Builder, UseAfterBuildThrows) {
+  GraphBuilder b;
+  NodeRef a = b.add("a", noop, {}, {});
+  NodeRef c = b.add("c", noop, {}, {});
+  Graph g = std::move(b).build();
+  EXPECT_EQ(g.size(), 2u);
+  EXPECT_THROW(b.add("late", noop, {}, {}), Error);
+  EXPECT_THROW(std::move(b).build(), Error);
+  EXPECT_THROW(a.then(c), Error);
+}
+
+TEST(Builder, MovedFromBuilderThrows) {
+  GraphBuilder b;
+  b.add("a", noop, {}, {});
+  GraphBuilder other = std::move(b);
+  EXPECT_THROW(b.add("b", noop, {}, {}), Error);
+  EXPECT_EQ(std::move(other).build().size(), 1u);
+}
+
+TEST(Builder, CycleThroughExplicitEdgesNamesANodeOnIt) {
+  GraphBuilder b;
+  NodeRef before = b.add("before", noop, {}, {});
+  NodeRef p = b.add("p", noop, {}, {});
+  NodeRef q = b.add("q", noop, {}, {});
+  NodeRef r = b.add("r", noop, {}, {});
+  before.then(p).then(q).then(r).then(p);
+  try {
+    std::move(b).build();
+    FAIL() << "cycle not detected";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cycle"), std::string::npos) << message;
+    const bool names_member = message.find("'p'") != std::string::npos ||
+                              message.find("'q'") != std::string::npos ||
+                              message.find("'r'") != std::string::npos;
+    EXPECT_TRUE(names_member) << message;
+  }
+}
+
+TEST(Builder, ExplicitEdgeAgainstInferredOrderIsACycle) {
+  GraphBuilder b;
+  NodeRef w = b.add("w", noop, {}, {1});
+  NodeRef r = b.add("r", noop, {1}, {});
+  r.then(w);
+  EXPECT_THROW(std::move(b).build(), Error);
+}
+
+TEST(Builder, SelfEdgeIsACycle) {
+  GraphBuilder b;
+  NodeRef a = b.add("a", noop, {}, {});
+  a.then(a);
+  EXPECT_THROW(std::move(b).build(), Error);
+}
+
+TEST(Builder, EdgesBetweenBuildersThrow) {
+  GraphBuilder b1, b2;
+  NodeRef a = b1.add("a", noop, {}, {});
+  NodeRef c = b2.add("c", noop, {}, {});
+  EXPECT_THROW(a.then(c), Error);
+}
+
+TEST(Builder, NodeWithoutKernelThrows) {
+  GraphBuilder b;
+  Node node;
+  node.name = "empty";
+  EXPECT_THROW(b.add(std::move(node)), Error);
+}
+
+}  // namespace
+}  // namespace uops::runtime

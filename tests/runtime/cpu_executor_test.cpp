@@ -1,0 +1,227 @@
+// The CPU executor: results, failures, and a randomized check that no inferred dependency is
+// ever violated.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "uops/runtime/builder.h"
+#include "uops/runtime/cpu_executor.h"
+#include "uops/runtime/error.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define UOPS_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UOPS_UNDER_TSAN 1
+#endif
+#endif
+
+namespace uops::runtime {
+namespace {
+
+#ifdef UOPS_UNDER_TSAN
+constexpr std::size_t kRandomNodes = 400;
+constexpr int kRandomRuns = 4;
+#else
+constexpr std::size_t kRandomNodes = 3000;
+constexpr int kRandomRuns = 15;
+#endif
+
+TEST(CpuExecutor, ComputesThroughDependencies) {
+  int x = 0, y = 0, z = 0, w = 0;
+  GraphBuilder b;
+  b.add("x", [&] { x = 1; }, {}, {buffer_id(&x)});
+  b.add("y", [&] { y = x + 1; }, {buffer_id(&x)}, {buffer_id(&y)});
+  b.add("z", [&] { z = x * 10; }, {buffer_id(&x)}, {buffer_id(&z)});
+  b.add("w", [&] { w += y + z; }, {buffer_id(&y), buffer_id(&z), buffer_id(&w)}, {buffer_id(&w)});
+  CpuExecutor executor(std::move(b).build());
+  ASSERT_EQ(executor.graph().schedule().streams.size(), 2u);
+  for (int run = 1; run <= 3; ++run) {
+    executor.run();
+    EXPECT_EQ(w, 12 * run);
+  }
+}
+
+TEST(CpuExecutor, EmptyGraphRuns) {
+  CpuExecutor executor(GraphBuilder().build());
+  Trace trace;
+  executor.run(&trace);
+  EXPECT_TRUE(trace.events.empty());
+}
+
+TEST(CpuExecutor, RejectsNodesWithoutCpuKernel) {
+  GraphBuilder b;
+  b.add_cuda("gpu only", [](CudaStream) {}, {}, {});
+  EXPECT_THROW(CpuExecutor(std::move(b).build()), Error);
+}
+
+TEST(CpuExecutor, ThrowingKernelStopsTheRunAndGraphRunsAgain) {
+  std::atomic<bool> fail{true};
+  std::vector<std::atomic<int>> ran(6);
+  auto count = [&](int i) { return [&ran, i] { ran[i].fetch_add(1); }; };
+  GraphBuilder b;
+  NodeRef a = b.add("a", count(0), {}, {});
+  NodeRef bad = b.add(
+      "bad",
+      [&] {
+        ran[1].fetch_add(1);
+        if (fail) throw std::logic_error("boom");
+      },
+      {}, {});
+  NodeRef after = b.add("after", count(2), {}, {});
+  NodeRef side1 = b.add("side1", count(3), {}, {});
+  NodeRef side2 = b.add("side2", count(4), {}, {});
+  NodeRef join = b.add("join", count(5), {}, {});
+  a.then(bad).then(after);
+  a.then(side1).then(side2);
+  when_all({after, side2}).then(join);
+  CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = 2}));
+  ASSERT_EQ(executor.graph().schedule().streams.size(), 2u);
+
+  try {
+    executor.run();
+    FAIL() << "error not rethrown";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "boom");
+  }
+  EXPECT_EQ(ran[0], 1);
+  EXPECT_EQ(ran[1], 1);
+  EXPECT_EQ(ran[2], 0);  // depends on the failed kernel
+  EXPECT_EQ(ran[5], 0);
+
+  fail = false;
+  executor.run();
+  EXPECT_EQ(ran[0], 2);
+  EXPECT_EQ(ran[1], 2);
+  EXPECT_EQ(ran[2], 1);
+  EXPECT_EQ(ran[5], 1);
+}
+
+TEST(CpuExecutor, EveryKernelThrowingStillReturnsOneError) {
+  GraphBuilder b;
+  for (int i = 0; i < 50; ++i) {
+    b.add(std::string("n") + std::to_string(i), [i] { throw std::runtime_error(std::to_string(i)); }, {}, {});
+  }
+  CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = 4}));
+  for (int run = 0; run < 20; ++run) EXPECT_THROW(executor.run(), std::runtime_error);
+}
+
+TEST(CpuExecutor, TraceFollowsDependencies) {
+  GraphBuilder b;
+  for (int i = 0; i < 20; ++i) {
+    b.add(std::string("k") + std::to_string(i), [] {}, {BufferId(i % 3)}, {BufferId(i % 4)});
+  }
+  Graph graph = std::move(b).build(BuildOptions{.max_streams = 3});
+  CpuExecutor executor(graph);
+  Trace trace;
+  executor.run(&trace);
+  ASSERT_EQ(trace.events.size(), graph.size());
+  EXPECT_EQ(trace.stream_count, graph.schedule().streams.size());
+  std::vector<const TraceEvent*> by_node(graph.size());
+  for (const TraceEvent& e : trace.events) by_node[e.node] = &e;
+  for (NodeIndex n = 0; n < graph.size(); ++n) {
+    ASSERT_NE(by_node[n], nullptr);
+    EXPECT_EQ(by_node[n]->stream, graph.schedule().stream_of[n]);
+    EXPECT_GE(by_node[n]->start_us, 0.0);
+    for (NodeIndex s : graph.successors(n)) {
+      EXPECT_GE(by_node[s]->start_us, by_node[n]->start_us + by_node[n]->duration_us);
+    }
+  }
+}
+
+// Random access sets over a few dozen buffers. Every kernel does plain (non-atomic) reads and
+// writes of its buffers, so a missing dependency shows up three ways: as a start/end order
+// violation, as a result differing from sequential execution, and as a race under TSan.
+struct RandomProgram {
+  static constexpr std::size_t kBuffers = 40;
+  std::vector<std::vector<BufferId>> reads, writes;
+  std::vector<std::pair<NodeIndex, NodeIndex>> explicit_edges;
+
+  RandomProgram(std::size_t n, std::mt19937& rng) : reads(n), writes(n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t k = rng() % 4; k > 0; --k) reads[i].push_back(rng() % kBuffers);
+      for (std::size_t k = rng() % 3; k > 0; --k) writes[i].push_back(rng() % kBuffers);
+      if (i > 0 && rng() % 20 == 0) {
+        explicit_edges.emplace_back(static_cast<NodeIndex>(rng() % i), static_cast<NodeIndex>(i));
+      }
+    }
+  }
+
+  // What each node computes: the sum of what it reads, plus its index, into what it writes.
+  static void step(std::vector<long>& cells, const std::vector<BufferId>& in,
+                   const std::vector<BufferId>& out, long index) {
+    long sum = index;
+    for (BufferId b : in) sum += cells[b];
+    for (BufferId b : out) cells[b] = sum % 1000003;
+  }
+
+  std::vector<long> sequential() const {
+    std::vector<long> cells(kBuffers, 0);
+    for (std::size_t i = 0; i < reads.size(); ++i) step(cells, reads[i], writes[i], long(i));
+    return cells;
+  }
+
+  // Pairs that must run in order: an explicit edge, or a write conflicting with an access.
+  std::vector<std::pair<NodeIndex, NodeIndex>> ordered_pairs() const {
+    auto pairs = explicit_edges;
+    auto touches = [](const std::vector<BufferId>& set, BufferId b) {
+      return std::find(set.begin(), set.end(), b) != set.end();
+    };
+    for (NodeIndex j = 0; j < reads.size(); ++j) {
+      for (NodeIndex i = 0; i < j; ++i) {
+        bool conflict = false;
+        for (BufferId b : writes[i]) conflict |= touches(reads[j], b) || touches(writes[j], b);
+        for (BufferId b : reads[i]) conflict |= touches(writes[j], b);
+        if (conflict) pairs.emplace_back(i, j);
+      }
+    }
+    return pairs;
+  }
+};
+
+TEST(CpuExecutor, RandomDagsNeverViolateADependency) {
+  std::mt19937 rng(2024);
+  for (std::size_t max_streams : {2, 3, 4}) {
+    RandomProgram program(kRandomNodes, rng);
+    std::vector<long> cells(RandomProgram::kBuffers);
+    std::atomic<std::uint64_t> clock{0};
+    std::vector<std::uint64_t> start(kRandomNodes), end(kRandomNodes);
+    GraphBuilder b;
+    std::vector<NodeRef> refs;
+    for (std::size_t i = 0; i < kRandomNodes; ++i) {
+      refs.push_back(b.add(
+          std::string("n") + std::to_string(i),
+          [&, i] {
+            start[i] = clock.fetch_add(1);
+            RandomProgram::step(cells, program.reads[i], program.writes[i], long(i));
+            end[i] = clock.fetch_add(1);
+          },
+          program.reads[i], program.writes[i]));
+    }
+    for (auto [from, to] : program.explicit_edges) refs[from].then(refs[to]);
+    CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = max_streams}));
+    ASSERT_EQ(executor.graph().schedule().streams.size(), max_streams);
+    ASSERT_FALSE(executor.graph().schedule().signals.empty());
+
+    const std::vector<long> expected = program.sequential();
+    const auto pairs = program.ordered_pairs();
+    for (int run = 0; run < kRandomRuns; ++run) {
+      std::fill(cells.begin(), cells.end(), 0);
+      const std::uint64_t run_start = clock.load();
+      executor.run();
+      ASSERT_EQ(clock.load() - run_start, 2 * kRandomNodes) << "some kernel did not run once";
+      for (auto [i, j] : pairs) {
+        ASSERT_LT(end[i], start[j]) << "node " << j << " started before node " << i << " ended";
+      }
+      ASSERT_EQ(cells, expected);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace uops::runtime

@@ -1,0 +1,181 @@
+// The CUDA executor on a real device, with driver memsets and copies as kernels. Every test
+// that needs a device skips without one; the driver is loaded here the same way the runtime
+// does, so this builds without the CUDA toolkit.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "uops/runtime/builder.h"
+#include "uops/runtime/cuda_executor.h"
+#include "uops/runtime/error.h"
+
+namespace uops::runtime {
+namespace {
+
+using CUdeviceptr = unsigned long long;
+using CUresult = int;
+
+// Memory functions the tests need beyond what the executor uses.
+struct TestDriver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGet)(int*, int);
+  CUresult (*cuDevicePrimaryCtxRetain)(void**, int);
+  CUresult (*cuCtxSetCurrent)(void*);
+  CUresult (*cuMemAlloc)(CUdeviceptr*, std::size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, std::size_t);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, std::size_t, void*);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, std::size_t, void*);
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, std::size_t);
+
+  template <typename F>
+  static void resolve(void* library, const char* name, F& f) {
+    f = reinterpret_cast<F>(dlsym(library, name));
+    if (!f) throw std::runtime_error(name);
+  }
+
+  // Makes device 0's primary context current, the one the executor uses too.
+  TestDriver() {
+    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library) throw std::runtime_error("libcuda.so.1");
+    resolve(library, "cuInit", cuInit);
+    resolve(library, "cuDeviceGet", cuDeviceGet);
+    resolve(library, "cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain);
+    resolve(library, "cuCtxSetCurrent", cuCtxSetCurrent);
+    resolve(library, "cuMemAlloc_v2", cuMemAlloc);
+    resolve(library, "cuMemFree_v2", cuMemFree);
+    resolve(library, "cuMemsetD32_v2", cuMemsetD32);
+    resolve(library, "cuMemsetD32Async", cuMemsetD32Async);
+    resolve(library, "cuMemcpyDtoDAsync_v2", cuMemcpyDtoDAsync);
+    resolve(library, "cuMemcpyDtoH_v2", cuMemcpyDtoH);
+    int device = 0;
+    void* context = nullptr;
+    ok(cuInit(0));
+    ok(cuDeviceGet(&device, 0));
+    ok(cuDevicePrimaryCtxRetain(&context, device));
+    ok(cuCtxSetCurrent(context));
+  }
+
+  static void ok(CUresult result) {
+    if (result != 0) throw std::runtime_error("driver error " + std::to_string(result));
+  }
+};
+
+constexpr std::size_t kWords = 1 << 20;
+constexpr std::size_t kBytes = kWords * sizeof(std::uint32_t);
+
+class CudaExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!CudaExecutor::available()) GTEST_SKIP() << "no CUDA device";
+    driver_ = std::make_unique<TestDriver>();
+    for (CUdeviceptr& buffer : buffers_) TestDriver::ok(driver_->cuMemAlloc(&buffer, kBytes));
+  }
+  void TearDown() override {
+    for (CUdeviceptr buffer : buffers_) {
+      if (buffer) driver_->cuMemFree(buffer);
+    }
+  }
+
+  // fill a=7; b=a and c=a in parallel; fill a=9 (after both copies); d=a. Expect b=c=7, d=9.
+  Graph copy_graph(bool fail = false) {
+    auto [a, b, c, d] = buffers_;
+    TestDriver* cu = driver_.get();
+    auto fill = [cu](CUdeviceptr dst, unsigned value) {
+      return [=](CudaStream s) { TestDriver::ok(cu->cuMemsetD32Async(dst, value, kWords, s)); };
+    };
+    auto copy = [cu](CUdeviceptr dst, CUdeviceptr src) {
+      return [=](CudaStream s) { TestDriver::ok(cu->cuMemcpyDtoDAsync(dst, src, kBytes, s)); };
+    };
+    GraphBuilder g;
+    g.add_cuda("fill a", fill(a, 7), {}, {a});
+    g.add_cuda("b = a", copy(b, a), {a}, {b});
+    g.add_cuda("c = a", copy(c, a), {a}, {c});
+    if (fail) g.add_cuda("fail", [](CudaStream) { throw std::logic_error("enqueue failed"); }, {}, {a});
+    g.add_cuda("fill a again", fill(a, 9), {}, {a});
+    g.add_cuda("d = a", copy(d, a), {a}, {d});
+    return std::move(g).build(BuildOptions{.max_streams = 3});
+  }
+
+  void clear_outputs() {
+    for (int i = 1; i < 4; ++i) TestDriver::ok(driver_->cuMemsetD32(buffers_[i], 0, kWords));
+  }
+
+  std::uint32_t word(int buffer, std::size_t index) {
+    std::uint32_t value = 0;
+    TestDriver::ok(driver_->cuMemcpyDtoH(&value, buffers_[buffer] + index * 4, 4));
+    return value;
+  }
+
+  void expect_results() {
+    for (std::size_t index : {std::size_t{0}, kWords - 1}) {
+      EXPECT_EQ(word(1, index), 7u);
+      EXPECT_EQ(word(2, index), 7u);
+      EXPECT_EQ(word(3, index), 9u);
+    }
+  }
+
+  std::unique_ptr<TestDriver> driver_;
+  std::array<CUdeviceptr, 4> buffers_{};
+};
+
+TEST_F(CudaExecutorTest, EagerRunsRepeatedly) {
+  CudaExecutor executor(copy_graph());
+  ASSERT_GE(executor.graph().schedule().signals.size(), 1u);
+  for (int run = 0; run < 3; ++run) {
+    clear_outputs();
+    executor.run();
+    expect_results();
+  }
+}
+
+TEST_F(CudaExecutorTest, GraphReplayRunsRepeatedly) {
+  CudaExecutor executor(copy_graph(), CudaOptions{.use_cuda_graph = true});
+  for (int run = 0; run < 3; ++run) {
+    clear_outputs();
+    executor.run();
+    expect_results();
+  }
+  Trace trace;
+  EXPECT_THROW(executor.run(&trace), Error);
+}
+
+TEST_F(CudaExecutorTest, TracedRunTimesEveryNode) {
+  CudaExecutor executor(copy_graph());
+  Trace trace;
+  clear_outputs();
+  executor.run(&trace);
+  expect_results();
+  EXPECT_EQ(trace.events.size(), executor.graph().size());
+  for (const TraceEvent& e : trace.events) EXPECT_GE(e.duration_us, 0.0);
+}
+
+TEST_F(CudaExecutorTest, ThrowingKernelIsRethrownInBothModes) {
+  for (bool use_graph : {false, true}) {
+    CudaExecutor executor(copy_graph(true), CudaOptions{.use_cuda_graph = use_graph});
+    EXPECT_THROW(executor.run(), std::logic_error) << use_graph;
+    EXPECT_THROW(executor.run(), std::logic_error) << use_graph;
+  }
+}
+
+TEST(CudaExecutorWithoutDevice, ConstructionFailsWithRuntimeError) {
+  if (CudaExecutor::available()) GTEST_SKIP() << "a CUDA device is present";
+  GraphBuilder b;
+  b.add_cuda("k", [](CudaStream) {}, {}, {});
+  EXPECT_THROW(CudaExecutor(std::move(b).build()), Error);
+}
+
+TEST(CudaExecutorChecks, RejectsNodesWithoutCudaKernel) {
+  if (!CudaExecutor::available()) GTEST_SKIP() << "no CUDA device";
+  GraphBuilder b;
+  b.add("cpu only", [] {}, {}, {});
+  EXPECT_THROW(CudaExecutor(std::move(b).build()), Error);
+}
+
+}  // namespace
+}  // namespace uops::runtime

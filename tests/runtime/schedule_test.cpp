@@ -1,0 +1,182 @@
+// Schedules of hand-drawn graphs, with stream and signal counts derived by hand from the
+// algorithm, and properties every schedule of a random DAG must have.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "uops/runtime/builder.h"
+#include "uops/runtime/error.h"
+#include "uops/runtime/schedule.h"
+
+namespace uops::runtime {
+namespace {
+
+using Edges = std::vector<std::pair<NodeIndex, NodeIndex>>;
+using Streams = std::vector<std::vector<NodeIndex>>;
+
+// Builds through the public builder, so the schedule sees reduced edges as in real use.
+Graph graph_of(std::size_t nodes, const Edges& edges, std::size_t max_streams = 4) {
+  GraphBuilder b;
+  std::vector<NodeRef> refs;
+  for (std::size_t i = 0; i < nodes; ++i) {
+    refs.push_back(b.add(std::string("n") + std::to_string(i), [] {}, {}, {}));
+  }
+  for (auto [from, to] : edges) refs[from].then(refs[to]);
+  return std::move(b).build(BuildOptions{.max_streams = max_streams});
+}
+
+TEST(Schedule, ChainIsOneStreamWithoutSignals) {
+  Graph g = graph_of(5, {{0, 1}, {1, 2}, {2, 3}, {3, 4}});
+  EXPECT_EQ(g.schedule().streams, (Streams{{0, 1, 2, 3, 4}}));
+  EXPECT_TRUE(g.schedule().signals.empty());
+}
+
+TEST(Schedule, ForkJoin) {
+  // a -> {b, c, d} -> e: a claims b; e is claimable only once c and d are placed, so d's
+  // stream takes it. Signals: a->c, a->d, b->e, c->e.
+  Graph g = graph_of(5, {{0, 1}, {0, 2}, {0, 3}, {1, 4}, {2, 4}, {3, 4}});
+  EXPECT_EQ(g.schedule().streams, (Streams{{0, 1}, {2}, {3, 4}}));
+  EXPECT_EQ(g.schedule().signals.size(), 4u);
+}
+
+TEST(Schedule, ForkJoinOnOneStream) {
+  Graph g = graph_of(5, {{0, 1}, {0, 2}, {0, 3}, {1, 4}, {2, 4}, {3, 4}}, 1);
+  EXPECT_EQ(g.schedule().streams, (Streams{{0, 1, 2, 3, 4}}));
+  EXPECT_TRUE(g.schedule().signals.empty());
+}
+
+TEST(Schedule, Diamond) {
+  Graph g = graph_of(4, {{0, 1}, {0, 2}, {1, 3}, {2, 3}});
+  EXPECT_EQ(g.schedule().streams, (Streams{{0, 1}, {2, 3}}));
+  ASSERT_EQ(g.schedule().signals.size(), 2u);
+  EXPECT_EQ(g.schedule().signals[0].producer, 0u);
+  EXPECT_EQ(g.schedule().signals[0].consumer, 2u);
+  EXPECT_EQ(g.schedule().signals[1].producer, 1u);
+  EXPECT_EQ(g.schedule().signals[1].consumer, 3u);
+}
+
+TEST(Schedule, RepeatedBranchAndMerge) {
+  // m0 -> {b0, c0} -> m1 -> {b1, c1} -> m2 -> {b2, c2} -> m3, numbered m0 b0 c0 m1 b1 c1 ...
+  // Each c_i recycles the stream whose last node b_{i-1} is its ancestor, so two streams
+  // suffice, and each branch-and-merge costs two signals (c_i waits m_i, m_{i+1} waits b_i).
+  Edges edges;
+  for (NodeIndex i = 0; i < 3; ++i) {
+    const NodeIndex m = 3 * i, b = m + 1, c = m + 2, next = m + 3;
+    edges.insert(edges.end(), {{m, b}, {m, c}, {b, next}, {c, next}});
+  }
+  Graph g = graph_of(10, edges);
+  EXPECT_EQ(g.schedule().streams, (Streams{{0, 1, 5, 6, 7}, {2, 3, 4, 8, 9}}));
+  EXPECT_EQ(g.schedule().signals.size(), 6u);
+}
+
+TEST(Schedule, IndependentNodesShareStreamsAtTheLimit) {
+  Graph g = graph_of(6, {}, 2);
+  EXPECT_EQ(g.schedule().streams, (Streams{{0, 2, 4}, {1, 3, 5}}));
+  EXPECT_TRUE(g.schedule().signals.empty());
+}
+
+TEST(Schedule, RanksAreComputedFromSuccessors) {
+  // Edges run against insertion order, so an order-of-insertion pass would read successors'
+  // ranks before computing them.
+  Graph g = graph_of(4, {{3, 2}, {2, 1}, {1, 0}});
+  EXPECT_EQ(g.schedule().rank, (std::vector<std::uint32_t>{1, 2, 3, 4}));
+  EXPECT_EQ(g.schedule().streams, (Streams{{3, 2, 1, 0}}));
+}
+
+TEST(Schedule, ClaimsTheHighestRankedSuccessor) {
+  // 0 -> 1 (a sink) and 0 -> 2 -> 3: the chain from 0 continues into the longer branch.
+  Graph g = graph_of(4, {{0, 1}, {0, 2}, {2, 3}});
+  EXPECT_EQ(g.schedule().streams, (Streams{{0, 2, 3}, {1}}));
+  EXPECT_EQ(g.schedule().signals.size(), 1u);
+}
+
+TEST(Schedule, StreamWaitsOnceForAProducer) {
+  // 0 -> 1 -> 4 stays on stream 0; 2 and 3 go to stream 1, where waiting for 0 before 2 also
+  // covers the unreduced edge 0 -> 3.
+  std::vector<std::vector<NodeIndex>> successors = {{1, 2, 3}, {4}, {3}, {}, {}};
+  Schedule s = make_schedule(successors, 2);
+  EXPECT_EQ(s.streams, (Streams{{0, 1, 4}, {2, 3}}));
+  ASSERT_EQ(s.signals.size(), 1u);
+  EXPECT_EQ(s.signals[0].producer, 0u);
+  EXPECT_EQ(s.signals[0].consumer, 2u);
+}
+
+TEST(Schedule, RejectsZeroStreamsAndCycles) {
+  EXPECT_THROW(make_schedule({{}}, 0), Error);
+  EXPECT_THROW(make_schedule({{1}, {0}}, 2), Error);
+}
+
+// Happens-before of a schedule: each stream's order plus its signals.
+std::vector<std::vector<NodeIndex>> happens_before(const Schedule& s, std::size_t skip_signal) {
+  std::vector<std::vector<NodeIndex>> next(s.stream_of.size());
+  for (const auto& stream : s.streams) {
+    for (std::size_t i = 1; i < stream.size(); ++i) next[stream[i - 1]].push_back(stream[i]);
+  }
+  for (std::size_t i = 0; i < s.signals.size(); ++i) {
+    if (i != skip_signal) next[s.signals[i].producer].push_back(s.signals[i].consumer);
+  }
+  return next;
+}
+
+bool reaches(const std::vector<std::vector<NodeIndex>>& next, NodeIndex from, NodeIndex to) {
+  std::vector<bool> seen(next.size(), false);
+  std::vector<NodeIndex> todo = {from};
+  while (!todo.empty()) {
+    NodeIndex v = todo.back();
+    todo.pop_back();
+    if (v == to) return true;
+    for (NodeIndex w : next[v]) {
+      if (!seen[w]) {
+        seen[w] = true;
+        todo.push_back(w);
+      }
+    }
+  }
+  return false;
+}
+
+TEST(Schedule, RandomDagsAreCoveredByMinimalSignals) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::size_t n = 30 + trial * 5;
+    const std::size_t max_streams = 1 + trial % 6;
+    std::vector<std::vector<NodeIndex>> successors(n);
+    for (NodeIndex v = 0; v < n; ++v) {
+      for (NodeIndex w = v + 1; w < n; ++w) {
+        if (rng() % 100 < 4) successors[v].push_back(w);
+      }
+    }
+    Schedule s = make_schedule(successors, max_streams);
+    ASSERT_LE(s.streams.size(), max_streams);
+    std::size_t placed = 0;
+    for (const auto& stream : s.streams) placed += stream.size();
+    ASSERT_EQ(placed, n);
+
+    auto hb = happens_before(s, s.signals.size());
+    for (NodeIndex v = 0; v < n; ++v) {
+      for (NodeIndex w : successors[v]) {
+        ASSERT_TRUE(reaches(hb, v, w)) << "edge " << v << "->" << w << " not enforced";
+      }
+    }
+    std::set<std::pair<NodeIndex, StreamIndex>> waited;
+    for (std::size_t i = 0; i < s.signals.size(); ++i) {
+      const Signal& signal = s.signals[i];
+      ASSERT_NE(s.stream_of[signal.producer], signal.stream);
+      ASSERT_TRUE(waited.insert({signal.producer, signal.stream}).second)
+          << "stream " << signal.stream << " waits twice on " << signal.producer;
+      ASSERT_FALSE(reaches(happens_before(s, i), signal.producer, signal.consumer))
+          << "signal " << signal.producer << "->" << signal.consumer << " is redundant";
+    }
+    // Streams never wait on each other in a circle: happens-before must be acyclic.
+    for (NodeIndex v = 0; v < n; ++v) {
+      for (NodeIndex w : hb[v]) ASSERT_FALSE(reaches(hb, w, v));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace uops::runtime
