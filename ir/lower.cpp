@@ -13,7 +13,7 @@ class Lowering {
  public:
   explicit Lowering(const Graph& g) : g_(g) {}
 
-  Program run() {
+  Program run(std::vector<int>* tensor_of_node) {
     p_.params = g_.params();
     const auto& nodes = g_.nodes();
     tensor_of_.assign(nodes.size(), -1);
@@ -40,6 +40,7 @@ class Lowering {
       }
     }
     for (auto& [a, b] : g_.equalities()) p_.equalities.push_back({map(a, false), map(b, false)});
+    if (tensor_of_node) *tensor_of_node = tensor_of_;
     return std::move(p_);
   }
 
@@ -222,6 +223,8 @@ class Lowering {
 
 }  // namespace
 
-Program lower(const Graph& graph) { return Lowering(graph).run(); }
+Program lower(const Graph& graph, std::vector<int>* tensor_of_node) {
+  return Lowering(graph).run(tensor_of_node);
+}
 
 }  // namespace uops

@@ -6,11 +6,15 @@
 // the program and are checked when it runs.
 #pragma once
 
+#include <vector>
+
 #include "uops/ir/graph.h"
 #include "uops/ir/program.h"
 
 namespace uops {
 
-Program lower(const Graph& graph);
+// `tensor_of_node`, when given, receives the program tensor of every graph node (autodiff pairs
+// each node with its forward tensor through it).
+Program lower(const Graph& graph, std::vector<int>* tensor_of_node = nullptr);
 
 }  // namespace uops
