@@ -30,7 +30,9 @@ NodeRef Join::then(NodeRef next) const {
   return next;
 }
 
-Join when_all(std::vector<NodeRef> nodes) { return Join{std::move(nodes)}; }
+Join when_all(std::vector<NodeRef> nodes) {
+  return Join{std::move(nodes)};
+}
 
 GraphBuilder::GraphBuilder() : state_(std::make_shared<NodeRef::State>()) {}
 

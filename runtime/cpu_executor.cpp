@@ -19,6 +19,7 @@ namespace uops::runtime {
 // a finished one, which is what keeps every waiter from hanging after a failure.
 struct CpuExecutor::Impl {
   using Clock = std::chrono::steady_clock;
+  static constexpr int kSpins = 256;
 
   Graph graph;
   std::vector<std::thread> workers;  // worker i serves stream i + 1
@@ -46,10 +47,17 @@ struct CpuExecutor::Impl {
     ended.resize(graph.size());
     ran.resize(graph.size());
     const std::size_t streams = graph.schedule().streams.size();
-    for (StreamIndex s = 1; s < streams; ++s) workers.emplace_back([this, s] { serve(s); });
+    try {
+      for (StreamIndex s = 1; s < streams; ++s) workers.emplace_back([this, s] { serve(s); });
+    } catch (...) {
+      stop_workers();
+      throw;
+    }
   }
 
-  ~Impl() {
+  ~Impl() { stop_workers(); }
+
+  void stop_workers() {
     stopping.store(true, std::memory_order_relaxed);
     start.fetch_add(1, std::memory_order_release);
     start.notify_all();
@@ -73,15 +81,32 @@ struct CpuExecutor::Impl {
     const Schedule& schedule = graph.schedule();
     for (NodeIndex n : schedule.streams[stream]) {
       for (std::uint32_t w : schedule.waits[n]) {
-        std::atomic<std::uint32_t>& signal = done[schedule.signals[w].producer];
-        for (std::uint32_t seen; (seen = signal.load(std::memory_order_acquire)) != epoch;) {
-          signal.wait(seen, std::memory_order_acquire);
-        }
+        await(done[schedule.signals[w].producer]);
       }
       if (!failed.load(std::memory_order_relaxed)) execute(n);
       done[n].store(epoch, std::memory_order_release);
       if (schedule.signaled[n]) done[n].notify_all();
     }
+  }
+
+  // Producers are often only microseconds from done, so spin briefly before sleeping: a futex
+  // round trip costs more than a short kernel.
+  void await(const std::atomic<std::uint32_t>& signal) const {
+    for (int spin = 0; spin < kSpins; ++spin) {
+      if (signal.load(std::memory_order_acquire) == epoch) return;
+      pause();
+    }
+    for (std::uint32_t seen; (seen = signal.load(std::memory_order_acquire)) != epoch;) {
+      signal.wait(seen, std::memory_order_acquire);
+    }
+  }
+
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
   }
 
   void execute(NodeIndex n) {
@@ -124,7 +149,9 @@ struct CpuExecutor::Impl {
 
   void fill(Trace& trace) const {
     const Schedule& schedule = graph.schedule();
-    auto micros = [](Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
+    auto micros = [](Clock::duration d) {
+      return std::chrono::duration<double, std::micro>(d).count();
+    };
     trace.stream_count = schedule.streams.size();
     trace.events.clear();
     for (NodeIndex n : schedule.order) {
@@ -137,7 +164,11 @@ struct CpuExecutor::Impl {
 
 CpuExecutor::CpuExecutor(Graph graph) : impl_(std::make_unique<Impl>(std::move(graph))) {}
 CpuExecutor::~CpuExecutor() = default;
-void CpuExecutor::run(Trace* trace) { impl_->run(trace); }
-const Graph& CpuExecutor::graph() const { return impl_->graph; }
+void CpuExecutor::run(Trace* trace) {
+  impl_->run(trace);
+}
+const Graph& CpuExecutor::graph() const {
+  return impl_->graph;
+}
 
 }  // namespace uops::runtime

@@ -30,27 +30,28 @@ Loaded load() {
   }
   Driver& d = loaded.driver;
   std::string& e = loaded.error;
-  const bool ok = resolve(library, "cuInit", d.cuInit, e) &&
-                  resolve(library, "cuDeviceGetCount", d.cuDeviceGetCount, e) &&
-                  resolve(library, "cuDeviceGet", d.cuDeviceGet, e) &&
-                  resolve(library, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, e) &&
-                  resolve(library, "cuDevicePrimaryCtxRelease_v2", d.cuDevicePrimaryCtxRelease, e) &&
-                  resolve(library, "cuCtxSetCurrent", d.cuCtxSetCurrent, e) &&
-                  resolve(library, "cuStreamCreate", d.cuStreamCreate, e) &&
-                  resolve(library, "cuStreamDestroy_v2", d.cuStreamDestroy, e) &&
-                  resolve(library, "cuStreamSynchronize", d.cuStreamSynchronize, e) &&
-                  resolve(library, "cuStreamWaitEvent", d.cuStreamWaitEvent, e) &&
-                  resolve(library, "cuEventCreate", d.cuEventCreate, e) &&
-                  resolve(library, "cuEventDestroy_v2", d.cuEventDestroy, e) &&
-                  resolve(library, "cuEventRecord", d.cuEventRecord, e) &&
-                  resolve(library, "cuEventElapsedTime", d.cuEventElapsedTime, e) &&
-                  resolve(library, "cuStreamBeginCapture_v2", d.cuStreamBeginCapture, e) &&
-                  resolve(library, "cuStreamEndCapture", d.cuStreamEndCapture, e) &&
-                  resolve(library, "cuGraphInstantiateWithFlags", d.cuGraphInstantiate, e) &&
-                  resolve(library, "cuGraphLaunch", d.cuGraphLaunch, e) &&
-                  resolve(library, "cuGraphExecDestroy", d.cuGraphExecDestroy, e) &&
-                  resolve(library, "cuGraphDestroy", d.cuGraphDestroy, e) &&
-                  resolve(library, "cuGetErrorName", d.cuGetErrorName, e);
+  const bool ok =
+      resolve(library, "cuInit", d.cuInit, e) &&
+      resolve(library, "cuDeviceGetCount", d.cuDeviceGetCount, e) &&
+      resolve(library, "cuDeviceGet", d.cuDeviceGet, e) &&
+      resolve(library, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, e) &&
+      resolve(library, "cuDevicePrimaryCtxRelease_v2", d.cuDevicePrimaryCtxRelease, e) &&
+      resolve(library, "cuCtxSetCurrent", d.cuCtxSetCurrent, e) &&
+      resolve(library, "cuStreamCreate", d.cuStreamCreate, e) &&
+      resolve(library, "cuStreamDestroy_v2", d.cuStreamDestroy, e) &&
+      resolve(library, "cuStreamSynchronize", d.cuStreamSynchronize, e) &&
+      resolve(library, "cuStreamWaitEvent", d.cuStreamWaitEvent, e) &&
+      resolve(library, "cuEventCreate", d.cuEventCreate, e) &&
+      resolve(library, "cuEventDestroy_v2", d.cuEventDestroy, e) &&
+      resolve(library, "cuEventRecord", d.cuEventRecord, e) &&
+      resolve(library, "cuEventElapsedTime", d.cuEventElapsedTime, e) &&
+      resolve(library, "cuStreamBeginCapture_v2", d.cuStreamBeginCapture, e) &&
+      resolve(library, "cuStreamEndCapture", d.cuStreamEndCapture, e) &&
+      resolve(library, "cuGraphInstantiateWithFlags", d.cuGraphInstantiate, e) &&
+      resolve(library, "cuGraphLaunch", d.cuGraphLaunch, e) &&
+      resolve(library, "cuGraphExecDestroy", d.cuGraphExecDestroy, e) &&
+      resolve(library, "cuGraphDestroy", d.cuGraphDestroy, e) &&
+      resolve(library, "cuGetErrorName", d.cuGetErrorName, e);
   if (!ok) return loaded;
   if (CUresult result = d.cuInit(0); result != CUDA_SUCCESS) {
     const char* name = nullptr;

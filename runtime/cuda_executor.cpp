@@ -105,7 +105,8 @@ struct CudaExecutor::Impl {
     }
     check(*cu, cu->cuCtxSetCurrent(context), "cuCtxSetCurrent");
     if (options.use_cuda_graph) {
-      if (trace) throw Error("tracing needs use_cuda_graph == false: replays are not timed per node");
+      if (trace)
+        throw Error("tracing needs use_cuda_graph == false: replays are not timed per node");
       if (!replay) capture();
       check(*cu, cu->cuGraphLaunch(replay, streams[0]), "cuGraphLaunch");
       check(*cu, cu->cuStreamSynchronize(streams[0]), "cuStreamSynchronize");
@@ -198,7 +199,11 @@ struct CudaExecutor::Impl {
 CudaExecutor::CudaExecutor(Graph graph, CudaOptions options)
     : impl_(std::make_unique<Impl>(std::move(graph), options)) {}
 CudaExecutor::~CudaExecutor() = default;
-void CudaExecutor::run(Trace* trace) { impl_->run(trace); }
-const Graph& CudaExecutor::graph() const { return impl_->graph; }
+void CudaExecutor::run(Trace* trace) {
+  impl_->run(trace);
+}
+const Graph& CudaExecutor::graph() const {
+  return impl_->graph;
+}
 
 }  // namespace uops::runtime

@@ -90,7 +90,9 @@ Adjacency transitive_reduction(const Adjacency& successors, const std::vector<No
   for (std::uint32_t i = 0; i < n; ++i) position[order[i]] = i;
   // reach[v]: nodes reachable from v by a path of one or more edges.
   std::vector<std::uint64_t> reach(n * words, 0);
-  auto test = [&](const std::uint64_t* bits, NodeIndex v) { return (bits[v / 64] >> (v % 64)) & 1; };
+  auto test = [&](const std::uint64_t* bits, NodeIndex v) {
+    return (bits[v / 64] >> (v % 64)) & 1;
+  };
 
   Adjacency reduced(n);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {

@@ -16,8 +16,8 @@ using Adjacency = std::vector<std::vector<NodeIndex>>;
 Adjacency infer_dependencies(const std::vector<Node>& nodes);
 
 struct TopologicalOrder {
-  std::vector<NodeIndex> order;         // complete when the graph is acyclic
-  std::optional<NodeIndex> on_cycle;    // set when it is not
+  std::vector<NodeIndex> order;       // complete when the graph is acyclic
+  std::optional<NodeIndex> on_cycle;  // set when it is not
 };
 
 // Kahn's algorithm taking the lowest ready index first, so a graph whose edges all point

@@ -91,7 +91,8 @@ class Placer {
       if (!recyclable) recyclable = t;
     }
     if (recyclable) return *recyclable;
-    if (schedule_.streams.size() < limit_) return static_cast<StreamIndex>(schedule_.streams.size());
+    if (schedule_.streams.size() < limit_)
+      return static_cast<StreamIndex>(schedule_.streams.size());
     // At the limit: queue behind the stream whose last node was placed earliest, the one most
     // likely to have finished by the time v is ready.
     StreamIndex best = 0;

@@ -53,8 +53,8 @@ std::string to_chrome_json(const Trace& trace) {
   };
   for (std::size_t s = 0; s < trace.stream_count; ++s) {
     separator();
-    out << R"({"name":"thread_name","ph":"M","pid":0,"tid":)" << s
-        << R"(,"args":{"name":"stream )" << s << "\"}}";
+    out << R"({"name":"thread_name","ph":"M","pid":0,"tid":)" << s << R"(,"args":{"name":"stream )"
+        << s << "\"}}";
   }
   for (const TraceEvent& e : trace.events) {
     separator();
@@ -99,6 +99,8 @@ std::string to_dot(const Graph& graph) {
   return out.str();
 }
 
-void write_dot(const Graph& graph, const std::string& path) { write_file(path, to_dot(graph)); }
+void write_dot(const Graph& graph, const std::string& path) {
+  write_file(path, to_dot(graph));
+}
 
 }  // namespace uops::runtime

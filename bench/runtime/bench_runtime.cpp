@@ -14,9 +14,9 @@ namespace {
 using namespace uops::runtime;
 
 void report_per_node(benchmark::State& state, std::int64_t nodes) {
-  state.counters["per_node"] = benchmark::Counter(
-      static_cast<double>(nodes),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["per_node"] =
+      benchmark::Counter(static_cast<double>(nodes), benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
 }
 
 // N empty kernels in a chain: the pure per-node cost of one stream.
@@ -36,21 +36,27 @@ void BM_WideOverhead(benchmark::State& state) {
   const auto n = state.range(0);
   GraphBuilder b;
   for (std::int64_t i = 0; i < n; ++i) b.add("k", [] {}, {}, {});
-  CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = std::size_t(state.range(1))}));
+  CpuExecutor executor(
+      std::move(b).build(BuildOptions{.max_streams = std::size_t(state.range(1))}));
   for (auto _ : state) executor.run();
   report_per_node(state, n);
 }
 BENCHMARK(BM_WideOverhead)->Args({1000, 2})->Args({10000, 2})->UseRealTime();
 
-// Ladder of N empty kernels alternating between two streams: every node waits on a signal,
-// the worst case for cross-stream synchronization.
+// A ladder of N empty kernels: two chains where every rung also depends on the other
+// chain's previous rung, so on two streams nearly every node waits on a signal; the worst case
+// for cross-stream synchronization.
 void BM_SignalOverhead(benchmark::State& state) {
   const auto n = state.range(0);
   GraphBuilder b;
   std::vector<NodeRef> nodes;
   for (std::int64_t i = 0; i < n; ++i) {
-    nodes.push_back(b.add("k", [] {}, {BufferId(i % 2)}, {BufferId(i % 2)}));
-    if (i >= 2) nodes[i - 1].then(nodes[i]);
+    nodes.push_back(b.add("k", [] {}, {}, {}));
+    // Node 2k is rung k of chain A, node 2k + 1 rung k of chain B.
+    if (i >= 2) {
+      nodes[i - 2].then(nodes[i]);
+      nodes[i % 2 == 0 ? i - 1 : i - 3].then(nodes[i]);
+    }
   }
   CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = 2}));
   for (auto _ : state) executor.run();
@@ -73,7 +79,8 @@ void BM_ForkJoin(benchmark::State& state) {
   NodeRef source = b.add("source", [] {}, {}, {});
   NodeRef sink = b.add("sink", [] {}, {}, {});
   for (std::int64_t i = 0; i < k; ++i) source.then(b.add("branch", busy_work, {}, {})).then(sink);
-  CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = std::size_t(state.range(1))}));
+  CpuExecutor executor(
+      std::move(b).build(BuildOptions{.max_streams = std::size_t(state.range(1))}));
   for (auto _ : state) executor.run();
   state.counters["streams"] = double(executor.graph().schedule().streams.size());
 }

@@ -1,11 +1,12 @@
 // Dependency inference, transitive reduction and misuse of the builder.
+#include "uops/runtime/builder.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <type_traits>
 #include <vector>
 
-#include "uops/runtime/builder.h"
 #include "uops/runtime/error.h"
 
 namespace uops::runtime {

@@ -1,6 +1,8 @@
 // The CUDA executor on a real device, with driver memsets and copies as kernels. Every test
 // that needs a device skips without one; the driver is loaded here the same way the runtime
 // does, so this builds without the CUDA toolkit.
+#include "uops/runtime/cuda_executor.h"
+
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "uops/runtime/builder.h"
-#include "uops/runtime/cuda_executor.h"
 #include "uops/runtime/error.h"
 
 namespace uops::runtime {
@@ -96,7 +97,8 @@ class CudaExecutorTest : public ::testing::Test {
     g.add_cuda("fill a", fill(a, 7), {}, {a});
     g.add_cuda("b = a", copy(b, a), {a}, {b});
     g.add_cuda("c = a", copy(c, a), {a}, {c});
-    if (fail) g.add_cuda("fail", [](CudaStream) { throw std::logic_error("enqueue failed"); }, {}, {a});
+    if (fail)
+      g.add_cuda("fail", [](CudaStream) { throw std::logic_error("enqueue failed"); }, {}, {a});
     g.add_cuda("fill a again", fill(a, 9), {}, {a});
     g.add_cuda("d = a", copy(d, a), {a}, {d});
     return std::move(g).build(BuildOptions{.max_streams = 3});

@@ -1,5 +1,7 @@
 // Schedules of hand-drawn graphs, with stream and signal counts derived by hand from the
 // algorithm, and properties every schedule of a random DAG must have.
+#include "uops/runtime/schedule.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 
 #include "uops/runtime/builder.h"
 #include "uops/runtime/error.h"
-#include "uops/runtime/schedule.h"
 
 namespace uops::runtime {
 namespace {

@@ -1,4 +1,6 @@
 // Chrome-trace JSON parses back with the expected structure; DOT output names every node.
+#include "uops/runtime/trace.h"
+
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -11,7 +13,6 @@
 
 #include "uops/runtime/builder.h"
 #include "uops/runtime/cpu_executor.h"
-#include "uops/runtime/trace.h"
 
 namespace uops::runtime {
 namespace {
@@ -153,8 +154,7 @@ TEST(Trace, ChromeJsonParsesBack) {
   ASSERT_EQ(complete.size(), 4u);
   for (NodeIndex n = 0; n < graph.size(); ++n) {
     ASSERT_EQ(complete.count(graph.node(n).name), 1u) << graph.node(n).name;
-    EXPECT_EQ(complete[graph.node(n).name]->fields.at("tid").number,
-              graph.schedule().stream_of[n]);
+    EXPECT_EQ(complete[graph.node(n).name]->fields.at("tid").number, graph.schedule().stream_of[n]);
   }
   const Json& first = *complete["load \"input\""];
   const Json& last = *complete["join"];
@@ -179,7 +179,9 @@ TEST(Trace, DotHasEveryNodeAndDashedSignals) {
   const std::string dot = to_dot(graph);
   EXPECT_EQ(dot.rfind("digraph", 0), 0u);
   for (NodeIndex n = 0; n < graph.size(); ++n) {
-    EXPECT_NE(dot.find(std::string("n") + std::to_string(n) + " [label="), std::string::npos) << n;
+    std::string declaration = "n";
+    declaration += std::to_string(n);
+    EXPECT_NE(dot.find(declaration + " [label="), std::string::npos) << n;
   }
   EXPECT_NE(dot.find(R"(label="load \"input\"")"), std::string::npos);
   EXPECT_NE(dot.find(R"(label="left\\branch")"), std::string::npos);

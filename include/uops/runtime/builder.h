@@ -28,7 +28,8 @@ class NodeRef {
  private:
   friend class GraphBuilder;
   struct State;
-  NodeRef(std::shared_ptr<State> state, NodeIndex index) : state_(std::move(state)), index_(index) {}
+  NodeRef(std::shared_ptr<State> state, NodeIndex index)
+      : state_(std::move(state)), index_(index) {}
   std::shared_ptr<State> state_;
   NodeIndex index_;
 };

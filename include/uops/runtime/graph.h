@@ -17,7 +17,9 @@ namespace uops::runtime {
 // Buffers are opaque to the runtime: any integer or address that identifies one. Two accesses
 // conflict exactly when their ids are equal, so aliasing views must share an id.
 using BufferId = std::uintptr_t;
-inline BufferId buffer_id(const void* address) { return reinterpret_cast<BufferId>(address); }
+inline BufferId buffer_id(const void* address) {
+  return reinterpret_cast<BufferId>(address);
+}
 
 // Matches the driver's CUstream (a pointer to an opaque struct) without needing cuda.h.
 using CudaStream = void*;
