@@ -1,0 +1,40 @@
+// Random uop graphs with matching inputs, for differential tests: every pass, backend and
+// gradient is compared against the interpreter on thousands of these.
+//
+// A case has 1-3 float inputs of rank 0-4 and small sizes, then a random mix of reindexes
+// (transposes, broadcasts, slices, shifts with padding and a fill value, flips, axis merges
+// with / and %), elementwise chains, reductions, ternaries and selects (i32 index inputs whose
+// values fall in and out of range), with tensors used several times and 1-3 outputs. The same
+// seed and options always give the same case.
+#pragma once
+
+#include <cstdint>
+
+#include "uops/ir/graph.h"
+#include "uops/ir/tensor.h"
+
+namespace uops {
+
+struct RandomGraphOptions {
+  DType dtype = DType::f32;  // f32 or f64: the float type of every float tensor
+  int max_nodes = 12;        // non-input nodes, at most
+  int max_rank = 4;
+  int max_size = 4;            // per input axis
+  bool selects = true;         // select uops with i32 index inputs
+  bool arg_reductions = true;  // argmax/argmin, giving i32 outputs
+  bool i32_inputs = true;      // i32 index inputs (selects need them)
+  bool params = true;          // reindexes shifted by an integer parameter
+  // For gradient checks: no floor, comparisons, max/min, ternaries or arg-reductions; log,
+  // sqrt, rsqrt, recip, div and pow only on values known positive; inputs in [0.5, 1.5].
+  bool smooth = false;
+};
+
+struct RandomCase {
+  Graph graph;
+  TensorMap inputs;
+  ParamMap params;
+};
+
+RandomCase random_case(uint64_t seed, const RandomGraphOptions& options = {});
+
+}  // namespace uops
