@@ -255,12 +255,10 @@ namespace {
 int precedence(const Index& e) {
   switch (e->kind) {
     case IndexKind::Add:
-    case IndexKind::Sub:
-    case IndexKind::Neg: return 1;
+    case IndexKind::Sub: return 1;
     case IndexKind::Mul:
     case IndexKind::Div:
     case IndexKind::Mod: return 2;
-    case IndexKind::Const: return e->value < 0 ? 1 : 3;
     default: return 3;
   }
 }
@@ -273,12 +271,20 @@ std::string default_leaf(const IndexNode& n) {
   }
 }
 
-void print(const Index& e, int min_prec, const std::function<std::string(const IndexNode&)>& leaf,
-           std::string& out) {
-  bool parens = precedence(e) < min_prec;
+// The grammar allows a sign only at the start of an expression, where it binds to the first
+// factor; so a negation or negative constant prints bare only there (`leftmost`) and in
+// parentheses anywhere else.
+void print(const Index& e, int min_prec, bool leftmost,
+           const std::function<std::string(const IndexNode&)>& leaf, std::string& out) {
+  bool negative = e->kind == IndexKind::Neg ||
+                  (e->kind == IndexKind::Const && e->value < 0 && e->value != INT64_MIN);
+  bool parens = negative ? !leftmost : precedence(e) < min_prec;
   if (parens) out += '(';
   switch (e->kind) {
-    case IndexKind::Const: out += std::to_string(e->value); break;
+    case IndexKind::Const:
+      // -2^63 has no literal: its magnitude does not fit in 64 bits.
+      out += e->value == INT64_MIN ? "(-9223372036854775807 - 1)" : std::to_string(e->value);
+      break;
     case IndexKind::Param: out += "$" + e->name; break;
     case IndexKind::Var:
     case IndexKind::Dim: out += leaf(*e); break;
@@ -286,20 +292,20 @@ void print(const Index& e, int min_prec, const std::function<std::string(const I
       out += leaf(*e) + "[";
       for (size_t i = 0; i < e->args.size(); ++i) {
         if (i) out += ", ";
-        print(e->args[i], 1, leaf, out);
+        print(e->args[i], 1, true, leaf, out);
       }
       out += "]";
       break;
     case IndexKind::Neg:
       out += '-';
-      print(e->a, 2, leaf, out);
+      print(e->a, 3, false, leaf, out);
       break;
     case IndexKind::Min:
     case IndexKind::Max:
       out += e->kind == IndexKind::Min ? "min(" : "max(";
-      print(e->a, 1, leaf, out);
+      print(e->a, 1, true, leaf, out);
       out += ", ";
-      print(e->b, 1, leaf, out);
+      print(e->b, 1, true, leaf, out);
       out += ')';
       break;
     default: {
@@ -309,9 +315,9 @@ void print(const Index& e, int min_prec, const std::function<std::string(const I
                        : e->kind == IndexKind::Mul ? " * "
                        : e->kind == IndexKind::Div ? " / "
                                                    : " % ";
-      print(e->a, p, leaf, out);
+      print(e->a, p, leftmost || parens, leaf, out);
       out += op;
-      print(e->b, p + 1, leaf, out);
+      print(e->b, p + 1, false, leaf, out);
     }
   }
   if (parens) out += ')';
@@ -321,7 +327,7 @@ void print(const Index& e, int min_prec, const std::function<std::string(const I
 
 std::string to_string(const Index& e, const std::function<std::string(const IndexNode&)>& leaf) {
   std::string out;
-  print(e, 1, leaf ? leaf : default_leaf, out);
+  print(e, 1, true, leaf ? leaf : default_leaf, out);
   return out;
 }
 

@@ -48,10 +48,11 @@ class Parser {
 
   Index expr() {
     if (++depth_ > kMaxNesting) fail(peek().column, "expression nested too deeply");
+    // A leading sign binds to the first factor, as unary minus does in C and Python, so that
+    // -7/2 is (-7)/2 = -4 under floor division.
     bool negate = false;
     if (at('+') || at('-')) negate = next().punct == '-';
-    Index e = term();
-    if (negate) e = idx::neg(e);
+    Index e = term(negate);
     while (at('+') || at('-')) {
       char op = next().punct;
       Index rhs = term();
@@ -61,8 +62,9 @@ class Parser {
     return e;
   }
 
-  Index term() {
+  Index term(bool negate_first = false) {
     Index e = factor();
+    if (negate_first) e = idx::neg(e);
     while (at('*') || at('/') || at('%')) {
       char op = next().punct;
       Index rhs = factor();
