@@ -14,6 +14,11 @@ using parser_detail::TokenKind;
 
 // Deep enough for any real index, shallow enough that hostile input cannot exhaust the stack.
 constexpr int kMaxNesting = 256;
+// Real index expressions are short; the bound keeps every recursive walk of a parsed tree
+// (printing, comparing, freeing) far from the stack limit, since long chains of `+` nest deeply.
+constexpr size_t kMaxLength = 4096;
+// Ranks are at most 8; anything far beyond is a typo, and must not wrap around in an int.
+constexpr int64_t kMaxAxis = 64;
 
 class Parser {
  public:
@@ -84,7 +89,8 @@ class Parser {
       fail(t.column, "shape source " + std::string(1, char('A' + t.source)) +
                          " is out of range: " + range);
     }
-    if (t.number > 64) fail(t.column, "axis " + std::to_string(t.number) + " is out of range");
+    if (t.number > kMaxAxis)
+      fail(t.column, "axis " + std::to_string(t.number) + " is out of range");
     return idx::dim(t.source, int(t.number));
   }
 
@@ -99,6 +105,7 @@ class Parser {
         if (options_.rank >= 0 && t.number >= options_.rank)
           fail(t.column, "loop index '" + t.text + "' is out of range: the output has rank " +
                              std::to_string(options_.rank));
+        if (t.number > kMaxAxis) fail(t.column, "loop index '" + t.text + "' is out of range");
         return idx::var(int(t.number));
       case TokenKind::Dim: {
         ++pos_;
@@ -156,6 +163,9 @@ class Parser {
 }  // namespace
 
 ParsedIndex parse_index(std::string_view text, const ParseOptions& options) {
+  if (text.size() > kMaxLength)
+    throw Error("an index expression of " + std::to_string(text.size()) +
+                " characters is longer than the limit of " + std::to_string(kMaxLength));
   return Parser(text, options).parse();
 }
 
