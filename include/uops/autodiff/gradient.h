@@ -1,0 +1,38 @@
+// Reverse-mode automatic differentiation of a uop graph into one loop program (DESIGN.md 3.6).
+//
+// The gradient program of `g` with respect to the inputs named in `wrt`:
+//   inputs   d<name> for every output `name` of g (same shape and dtype as that output), then
+//            the forward inputs the gradient reads: their values, or their axis sizes where a
+//            gradient's shape cannot be written over the other inputs (the gradient of a sum over
+//            an axis needs that axis' size); unread inputs are left out, so callers pass only
+//            what the gradient needs;
+//   outputs  d<input> for every input in `wrt`, shaped like that input.
+// Forward blocks come first, in topological order (the gradient recomputes what it needs from
+// the inputs), then the gradient blocks in reverse order. Each gradient tensor is zeroed once,
+// just before its first contribution, and every use of a tensor then accumulates into it. Blocks
+// that no requested gradient depends on are dropped; the result is otherwise unoptimized (run
+// passes/pipeline.h on it).
+//
+// Conventions where the derivative is not defined:
+//   max, min (binary)    a tie goes to the first operand, as `a >= b ? a : b` picks it;
+//   reduce max, min      all of it goes to the first extremal element (argmax's first index);
+//   reduce prod          the product of the other elements, exact at zeros;
+//   pow                  the exponent gets 0 where the base is not positive;
+//   abs                  0 at 0; floor, comparisons and arg-reductions give no gradient;
+//   ternary, select      no gradient to the condition or to the i32 index; a select index out of
+//                        range contributes nothing, as a reindex fill position does.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "uops/ir/graph.h"
+#include "uops/ir/program.h"
+
+namespace uops {
+
+// Throws uops::Error when a name in `wrt` is no float input of `g`, is given twice, or when a
+// gradient name d<name> is already the name of a tensor of `g`.
+Program gradient(const Graph& g, const std::vector<std::string>& wrt);
+
+}  // namespace uops
