@@ -9,7 +9,21 @@
 
 namespace uops::runtime {
 
-using namespace cuda;
+using cuda::check;
+using cuda::CU_EVENT_DEFAULT;
+using cuda::CU_EVENT_DISABLE_TIMING;
+using cuda::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+using cuda::CU_STREAM_NON_BLOCKING;
+using cuda::CUcontext;
+using cuda::CUDA_SUCCESS;
+using cuda::CUdevice;
+using cuda::CUevent;
+using cuda::CUgraph;
+using cuda::CUgraphExec;
+using cuda::CUresult;
+using cuda::CUstream;
+using cuda::Driver;
+using cuda::load_driver;
 
 bool CudaExecutor::available() {
   const Driver* driver = load_driver(nullptr);
