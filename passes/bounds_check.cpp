@@ -1,0 +1,40 @@
+#include "uops/passes/bounds_check.h"
+
+#include "range_prover.h"
+
+namespace uops {
+
+namespace {
+
+bool may_fail(const Index& e) {
+  if (!e) return false;
+  if (e->kind == IndexKind::Div || e->kind == IndexKind::Mod || e->kind == IndexKind::Data)
+    return true;
+  return may_fail(e->a) || may_fail(e->b);
+}
+
+}  // namespace
+
+Program eliminate_bounds_checks(Program p) {
+  for (auto& b : p.blocks) {
+    passes::RangeProver prover(p, b);
+    auto load = [&](const Value& v) -> Value {
+      if (v->kind != ValueKind::Load) return nullptr;
+      if (prover.out_of_range(v->tensor, v->index)) {
+        bool safe = true;
+        for (auto& e : v->index) safe = safe && !may_fail(e);
+        if (safe) return val::constant(v->fill);
+      }
+      bool in = prover.in_range(v->tensor, v->index);
+      return val::load(v->tensor, v->index, v->fill, v->checked && !in);
+    };
+    for (auto& l : b.loops)
+      for (auto& s : l.stmts) {
+        s.value = rewrite(s.value, load);
+        if (s.kind != StmtKind::reduce && prover.in_range(s.tensor, s.index)) s.checked = false;
+      }
+  }
+  return p;
+}
+
+}  // namespace uops

@@ -1,0 +1,179 @@
+#include "range_prover.h"
+
+namespace uops::passes {
+
+namespace {
+
+std::string key(const Index& e) {
+  return to_string(e, [](const IndexNode& n) -> std::string {
+    if (n.kind == IndexKind::Dim)
+      return "T" + std::to_string(n.value) + "." + std::to_string(n.axis);
+    return "?";
+  });
+}
+
+bool var_free(const Index& e) {
+  return !uses_any_var(e) && !uses_data(e);
+}
+
+}  // namespace
+
+RangeProver::RangeProver(const Program& p, const Block& block) : p_(p) {
+  for (auto& l : block.loops) {
+    Bounds b;
+    b.lo = bounds(l.start).lo;
+    b.hi = plus(bounds(l.end).hi, constant(1), -1);
+    vars_[l.var] = b;
+  }
+}
+
+RangeProver::Form RangeProver::constant(int64_t c) {
+  Form f;
+  f.known = true;
+  f.c = c;
+  return f;
+}
+
+RangeProver::Form RangeProver::plus(const Form& a, const Form& b, int64_t sign) {
+  Form r;
+  if (!a.known || !b.known) return r;
+  r = a;
+  int64_t t;
+  if (__builtin_mul_overflow(b.c, sign, &t) || __builtin_add_overflow(r.c, t, &r.c)) return Form{};
+  for (auto& [k, v] : b.terms) {
+    if (__builtin_mul_overflow(v, sign, &t) || __builtin_add_overflow(r.terms[k], t, &r.terms[k]))
+      return Form{};
+    if (r.terms[k] == 0) r.terms.erase(k);
+  }
+  return r;
+}
+
+RangeProver::Form RangeProver::scale(const Form& a, int64_t k) {
+  if (!a.known) return a;
+  Form r;
+  r.known = true;
+  if (__builtin_mul_overflow(a.c, k, &r.c)) return Form{};
+  for (auto& [n, v] : a.terms) {
+    if (__builtin_mul_overflow(v, k, &r.terms[n])) return Form{};
+    if (r.terms[n] == 0) r.terms.erase(n);
+  }
+  return r;
+}
+
+RangeProver::Form RangeProver::atom(const Index& e, bool nonneg) const {
+  Form f = constant(0);
+  std::string k = key(e);
+  f.terms[k] = 1;
+  nonneg_[k] = nonneg_[k] || nonneg;
+  return f;
+}
+
+bool RangeProver::proven_le(const Form& a, const Form& b) const {
+  Form d = plus(b, a, -1);
+  if (!d.known || d.c < 0) return false;
+  for (auto& [k, v] : d.terms)
+    if (v < 0 || !nonneg_[k]) return false;
+  return true;
+}
+
+RangeProver::Bounds RangeProver::bounds(const Index& e) const {
+  auto exact = [](Form f) { return Bounds{f, f}; };
+  auto is_exact_const = [](const Bounds& b, int64_t* v) {
+    if (!b.lo.known || !b.hi.known || !b.lo.terms.empty() || !b.hi.terms.empty() ||
+        b.lo.c != b.hi.c)
+      return false;
+    *v = b.lo.c;
+    return true;
+  };
+  switch (e->kind) {
+    case IndexKind::Const:
+      return exact(constant(e->value));
+    case IndexKind::Var: {
+      auto it = vars_.find(int(e->value));
+      return it == vars_.end() ? Bounds{} : it->second;
+    }
+    case IndexKind::Dim:
+      return exact(atom(e, true));
+    case IndexKind::Param:
+      return exact(atom(e, false));
+    case IndexKind::Data:
+      return Bounds{};
+    case IndexKind::Neg: {
+      Bounds a = bounds(e->a);
+      return {scale(a.hi, -1), scale(a.lo, -1)};
+    }
+    default:
+      break;
+  }
+  Bounds a = bounds(e->a), b = bounds(e->b);
+  int64_t k = 0;
+  switch (e->kind) {
+    case IndexKind::Add:
+      return {plus(a.lo, b.lo, 1), plus(a.hi, b.hi, 1)};
+    case IndexKind::Sub:
+      return {plus(a.lo, b.hi, -1), plus(a.hi, b.lo, -1)};
+    case IndexKind::Mul:
+      if (is_exact_const(b, &k) || (is_exact_const(a, &k) && (std::swap(a, b), true))) {
+        if (k >= 0) return {scale(a.lo, k), scale(a.hi, k)};
+        return {scale(a.hi, k), scale(a.lo, k)};
+      }
+      break;
+    case IndexKind::Div:
+      if (is_exact_const(b, &k) && k > 0) {
+        Bounds r;
+        if (a.lo.known && a.lo.terms.empty()) r.lo = constant(floor_div(a.lo.c, k));
+        if (a.hi.known && a.hi.terms.empty()) r.hi = constant(floor_div(a.hi.c, k));
+        if (!var_free(e) || r.lo.known || r.hi.known) return r;
+      }
+      break;
+    case IndexKind::Mod:
+      if (is_exact_const(b, &k) && k > 0) return {constant(0), constant(k - 1)};
+      if (e->b->kind == IndexKind::Dim)
+        return {constant(0), plus(atom(e->b, true), constant(1), -1)};
+      break;
+    case IndexKind::Min: {
+      Bounds r;
+      int64_t x, y;
+      if (is_exact_const(a, &x) && is_exact_const(b, &y)) return exact(constant(std::min(x, y)));
+      if (a.lo.known && b.lo.known && a.lo.terms.empty() && b.lo.terms.empty())
+        r.lo = constant(std::min(a.lo.c, b.lo.c));
+      r.hi = a.hi.known ? a.hi : b.hi;
+      return r;
+    }
+    case IndexKind::Max: {
+      Bounds r;
+      int64_t x, y;
+      if (is_exact_const(a, &x) && is_exact_const(b, &y)) return exact(constant(std::max(x, y)));
+      if (a.hi.known && b.hi.known && a.hi.terms.empty() && b.hi.terms.empty())
+        r.hi = constant(std::max(a.hi.c, b.hi.c));
+      r.lo = a.lo.known ? a.lo : b.lo;
+      return r;
+    }
+    default:
+      break;
+  }
+  if (var_free(e)) return exact(atom(e, false));
+  return Bounds{};
+}
+
+bool RangeProver::in_range(int tensor, const std::vector<Index>& index) const {
+  const auto& shape = p_.tensors[tensor].shape;
+  if (index.size() != shape.size()) return false;
+  for (size_t a = 0; a < index.size(); ++a) {
+    Bounds e = bounds(index[a]), size = bounds(shape[a]);
+    if (!proven_le(constant(0), e.lo) || !proven_le(plus(e.hi, constant(1), 1), size.lo))
+      return false;
+  }
+  return true;
+}
+
+bool RangeProver::out_of_range(int tensor, const std::vector<Index>& index) const {
+  const auto& shape = p_.tensors[tensor].shape;
+  for (size_t a = 0; a < index.size() && a < shape.size(); ++a) {
+    Bounds e = bounds(index[a]), size = bounds(shape[a]);
+    if (proven_le(plus(e.hi, constant(1), 1), constant(0)) || proven_le(size.hi, e.lo)) return true;
+  }
+  return false;
+}
+
+}  // namespace uops::passes

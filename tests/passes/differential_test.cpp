@@ -1,0 +1,88 @@
+// The judge of the passes (DESIGN.md 3.5): on random programs, the optimized program must give
+// what the unoptimized one gives. Fusion, substitution, bounds and simplify keep every
+// operation and its order, so results match exactly (NaN matching NaN); only fusion that
+// permutes loops between pivots could reassociate a sum, which the tolerance allows.
+//
+// UOPS_FUZZ_TRIALS sets the number of programs (default 2000); the "long" test runs 20000.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "support/random_graph.h"
+#include "uops/passes/pipeline.h"
+#include "uops/uops.h"
+
+namespace uops {
+namespace {
+
+int trials(int fallback) {
+  const char* env = std::getenv("UOPS_FUZZ_TRIALS");
+  return env ? std::atoi(env) : fallback;
+}
+
+RandomGraphOptions options_for(uint64_t seed) {
+  RandomGraphOptions o;
+  o.dtype = seed % 2 ? DType::f64 : DType::f32;
+  o.smooth = seed % 5 == 0;
+  o.max_nodes = 6 + int(seed % 11);
+  return o;
+}
+
+// Empty when `got` matches `want`; otherwise what differs first.
+std::string compare(const TensorMap& want, const TensorMap& got) {
+  if (want.size() != got.size()) return "different outputs";
+  for (auto& [name, w] : want) {
+    const Tensor& g = got.at(name);
+    if (g.shape != w.shape || g.dtype != w.dtype) return name + ": shape or dtype differs";
+    double tol = w.dtype == DType::f64 ? 1e-12 : 1e-5;
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      double a = w.get(i), b = g.get(i);
+      if (a == b || (std::isnan(a) && std::isnan(b))) continue;
+      if (std::isfinite(a) && std::abs(a - b) <= tol * std::max(1.0, std::abs(a))) continue;
+      return name + "[" + std::to_string(i) + "]: " + format_double(a) + " vs " + format_double(b);
+    }
+  }
+  return "";
+}
+
+void run_seeds(uint64_t first, int count) {
+  int failures = 0;
+  for (uint64_t seed = first; seed < first + uint64_t(count) && failures < 5; ++seed) {
+    RandomCase c = random_case(seed, options_for(seed));
+    Program p = lower(c.graph);
+    PipelineOptions po;
+    po.verify = true;
+    Program q;
+    try {
+      q = optimize(p, po);
+    } catch (const InternalError& e) {
+      ADD_FAILURE() << "seed " << seed << ": " << e.what();
+      ++failures;
+      continue;
+    }
+    TensorMap want = interpret(p, c.inputs, c.params);
+    TensorMap got;
+    try {
+      got = interpret(q, c.inputs, c.params);
+    } catch (const InternalError& e) {
+      ADD_FAILURE() << "seed " << seed << ": " << e.what() << "\n" << print(p) << "\n" << print(q);
+      ++failures;
+      continue;
+    }
+    std::string diff = compare(want, got);
+    if (!diff.empty()) {
+      ADD_FAILURE() << "seed " << seed << ": " << diff << "\nbefore:\n"
+                    << print(p) << "after:\n"
+                    << print(q);
+      ++failures;
+    }
+  }
+}
+
+TEST(Differential, OptimizedMatchesUnoptimized) {
+  run_seeds(0, trials(2000));
+}
+
+}  // namespace
+}  // namespace uops
