@@ -80,6 +80,13 @@ TEST(Schedule, IndependentNodesShareStreamsAtTheLimit) {
   EXPECT_TRUE(g.schedule().signals.empty());
 }
 
+TEST(Schedule, ChainsClaimOnlyNodesWhosePredecessorsArePlaced) {
+  // Were 0 to claim 2 before 1 is placed, one stream would hold 0, 2, 1: 2 waiting on 1
+  // behind it, a deadlock.
+  Graph g = graph_of(3, {{0, 2}, {1, 2}}, 1);
+  EXPECT_EQ(g.schedule().streams, (Streams{{0, 1, 2}}));
+}
+
 TEST(Schedule, RanksAreComputedFromSuccessors) {
   // Edges run against insertion order, so an order-of-insertion pass would read successors'
   // ranks before computing them.
