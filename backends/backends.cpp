@@ -1,0 +1,19 @@
+#include "uops/backends/backends.h"
+
+#include "uops/backends/c/c_backend.h"
+#include "uops/backends/interpreter.h"
+#include "uops/error.h"
+
+namespace uops {
+
+std::unique_ptr<Executable> make_backend(const std::string& name, Program p) {
+  if (name == "interp") return make_interpreter(std::move(p));
+  if (name == "c") return compile_c(std::move(p));
+  throw Error("unknown backend '" + name + "' (backends are interp, c, cuda)");
+}
+
+std::vector<std::string> available_backends() {
+  return {"interp", "c"};
+}
+
+}  // namespace uops

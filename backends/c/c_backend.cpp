@@ -1,0 +1,90 @@
+#include "uops/backends/c/c_backend.h"
+
+#include <dlfcn.h>
+
+#include <thread>
+
+#include "backends/c/c_compiler.h"
+#include "backends/c/c_emitter.h"
+#include "backends/codegen/kernel_writer.h"
+#include "uops/error.h"
+#include "uops/ir/binding.h"
+
+namespace uops {
+
+namespace {
+
+using KernelFn = int (*)(void* const*, const int64_t*, const int64_t*, int);
+
+class CKernel : public Executable {
+ public:
+  CKernel(Program p, KernelFn fn, int threads) : p_(std::move(p)), fn_(fn), threads_(threads) {}
+
+  TensorMap run(const TensorMap& inputs, const ParamMap& params) const override {
+    Binding b = bind(p_, inputs, params);
+    std::vector<Tensor> owned(p_.tensors.size());
+    std::vector<void*> pointers;
+    std::vector<int64_t> sizes;
+    for (size_t t = 0; t < p_.tensors.size(); ++t) {
+      const TensorInfo& info = p_.tensors[t];
+      if (info.role == Role::input) {
+        pointers.push_back(const_cast<unsigned char*>(inputs.at(info.name).bytes.data()));
+      } else {
+        owned[t] = Tensor(info.dtype, b.shapes[t]);
+        pointers.push_back(owned[t].bytes.data());
+      }
+      sizes.insert(sizes.end(), b.shapes[t].begin(), b.shapes[t].end());
+    }
+    std::vector<int64_t> values;
+    for (auto& name : p_.params) values.push_back(b.params.at(name));
+    if (int rc = fn_(pointers.data(), sizes.data(), values.data(), threads_))
+      throw Error(codegen::kernel_error_message(rc));
+    TensorMap out;
+    for (int t : p_.outputs()) out[p_.tensors[t].name] = std::move(owned[t]);
+    return out;
+  }
+  std::string backend() const override { return "c"; }
+  const Program& program() const override { return p_; }
+
+ private:
+  Program p_;
+  KernelFn fn_;
+  int threads_;
+};
+
+int thread_count(const CCompileOptions& o) {
+  if (o.threads > 0) return o.threads;
+  return std::max(1, int(std::thread::hardware_concurrency()));
+}
+
+KernelFn entry(void* handle, const std::string& name) {
+  auto fn = reinterpret_cast<KernelFn>(dlsym(handle, name.c_str()));
+  UOPS_ASSERT(fn, "compiled kernel lacks its entry point " + name);
+  return fn;
+}
+
+}  // namespace
+
+std::unique_ptr<Executable> compile_c(Program p, const CCompileOptions& options) {
+  void* handle = cgen::compile_and_load(emit_c(p), options);
+  KernelFn fn = entry(handle, "uops_kernel");
+  return std::make_unique<CKernel>(std::move(p), fn, thread_count(options));
+}
+
+std::vector<std::unique_ptr<Executable>> compile_c_batch(std::vector<Program> programs,
+                                                         const CCompileOptions& options) {
+  std::vector<const Program*> ps;
+  std::vector<std::string> entries;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    ps.push_back(&programs[i]);
+    entries.push_back("uops_kernel_" + std::to_string(i));
+  }
+  void* handle = cgen::compile_and_load(cgen::emit_c_unit(ps, entries), options);
+  std::vector<std::unique_ptr<Executable>> out;
+  for (size_t i = 0; i < programs.size(); ++i)
+    out.push_back(std::make_unique<CKernel>(std::move(programs[i]), entry(handle, entries[i]),
+                                            thread_count(options)));
+  return out;
+}
+
+}  // namespace uops

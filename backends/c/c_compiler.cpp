@@ -1,0 +1,138 @@
+#include "backends/c/c_compiler.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "uops/backends/kernel_cache.h"
+#include "uops/error.h"
+
+namespace uops::cgen {
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string run_command(const std::string& command, int* status) {
+  FILE* f = popen((command + " 2>&1").c_str(), "r");
+  if (!f) throw Error("cannot run: " + command);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  int rc = pclose(f);
+  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return out;
+}
+
+namespace {
+
+std::string resolve(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = dirs.substr(start, end - start) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  throw Error("C compiler '" + program +
+              "' not found on PATH (set CC or CCompileOptions::compiler)");
+}
+
+}  // namespace
+
+CompilerInfo compiler_info(const std::string& compiler) {
+  static std::mutex mutex;
+  static std::map<std::string, CompilerInfo> known;
+  std::string program = compiler;
+  if (program.empty()) {
+    const char* cc = std::getenv("CC");
+    program = cc && *cc ? cc : "cc";
+  }
+  std::string path = resolve(program);
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw Error("C compiler '" + path + "' cannot be read");
+  char* real = realpath(path.c_str(), nullptr);
+  std::string stamp = std::string(real ? real : path.c_str()) + "|" + std::to_string(st.st_size) +
+                      "|" + std::to_string(st.st_mtim.tv_sec) + "." +
+                      std::to_string(st.st_mtim.tv_nsec);
+  std::free(real);
+
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(stamp); it != known.end()) return it->second;
+  CompilerInfo info;
+  info.program = path;
+  std::filesystem::path id_file =
+      kernel_cache_path("compiler-" + kernel_cache_key(stamp, "", ""), ".id");
+  if (auto cached = read_file(id_file); cached && cached->size() >= 2) {
+    info.openmp = (*cached)[0] == '1';
+    info.identity = cached->substr(2);
+  } else {
+    int status = 0;
+    info.identity = run_command(shell_quote(path) + " --version", &status);
+    if (status != 0) throw Error("C compiler '" + path + "' failed on --version: " + info.identity);
+    // OpenMP is used only when the compiler accepts it for a shared object.
+    std::filesystem::path probe = kernel_cache_path("openmp-probe", ".c");
+    write_file_atomically(probe, "int uops_probe(void) { return 0; }\n");
+    std::filesystem::path out = temporary_path_for(kernel_cache_path("openmp-probe", ".so"));
+    run_command(shell_quote(path) + " -fopenmp -shared -fPIC -o " + shell_quote(out.string()) +
+                    " " + shell_quote(probe.string()),
+                &status);
+    info.openmp = status == 0;
+    std::error_code ec;
+    std::filesystem::remove(out, ec);
+    write_file_atomically(id_file, std::string(info.openmp ? "1" : "0") + "\n" + info.identity);
+  }
+  known[stamp] = info;
+  return info;
+}
+
+std::vector<std::string> compile_flags(const CompilerInfo& cc, const CCompileOptions& options) {
+  std::vector<std::string> flags = {"-std=c99", "-O3", "-fPIC", "-shared"};
+  if (options.openmp && cc.openmp) flags.push_back("-fopenmp");
+  for (auto& f : options.extra_flags) flags.push_back(f);
+  return flags;
+}
+
+void* compile_and_load(const std::string& source, const CCompileOptions& options) {
+  CompilerInfo cc = compiler_info(options.compiler);
+  std::vector<std::string> flags = compile_flags(cc, options);
+  std::string flag_text;
+  for (auto& f : flags) flag_text += f + " ";
+  std::string key = kernel_cache_key(source, cc.identity, flag_text);
+  std::filesystem::path so = kernel_cache_path(key, ".so");
+  if (!std::filesystem::exists(so)) {
+    std::filesystem::path src = kernel_cache_path(key, ".c");
+    write_file_atomically(src, source);
+    std::filesystem::path tmp = temporary_path_for(so);
+    std::string command = shell_quote(cc.program);
+    for (auto& f : flags) command += " " + shell_quote(f);
+    command += " -o " + shell_quote(tmp.string()) + " " + shell_quote(src.string());
+    int status = 0;
+    std::string output = run_command(command, &status);
+    if (status != 0) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw Error("C compiler failed (exit status " + std::to_string(status) + "): " + command +
+                  "\n" + output + "generated source kept at " + src.string());
+    }
+    publish(tmp, so);
+  }
+  // Never unloaded: the OpenMP runtime the object pulls in keeps worker threads alive.
+  void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!handle)
+    throw Error(std::string("cannot load compiled kernel ") + so.string() + ": " + dlerror());
+  return handle;
+}
+
+}  // namespace uops::cgen

@@ -1,0 +1,152 @@
+#include "backends/c/c_emitter.h"
+
+#include "backends/codegen/kernel_writer.h"
+#include "backends/codegen/parallel.h"
+#include "uops/backends/c/c_backend.h"
+
+namespace uops::cgen {
+
+namespace {
+
+using codegen::KernelWriter;
+using codegen::pad;
+
+// Below this many iterations a parallel loop runs on one thread: spawning costs more.
+constexpr int kParallelThreshold = 16384;
+
+bool bounds_use_vars(const Loop& l) {
+  return uses_any_var(l.start) || uses_any_var(l.end);
+}
+
+struct ParallelLoop {
+  size_t depth = 0;
+  int collapse = 0;  // 0: none
+};
+
+// The outermost loop whose iterations are independent, collapsed with the next one when that
+// is independent too and not the innermost (which stays whole so that it vectorizes).
+ParallelLoop choose_parallel(const Program& p, const Block& b) {
+  auto par = codegen::loop_parallelism(p, b);
+  for (size_t k = 0; k < b.loops.size(); ++k) {
+    if (!par[k].exclusive || codegen::runs_once(b.loops[k])) continue;
+    if (bounds_use_vars(b.loops[k])) return {};
+    ParallelLoop pl{k, 1};
+    size_t next = k + 1;
+    if (next + 1 < b.loops.size() && par[next].exclusive && !b.loops[k].is_pivot() &&
+        !bounds_use_vars(b.loops[next]))
+      pl.collapse = 2;
+    return pl;
+  }
+  return {};
+}
+
+std::string function(const Program& p, const std::string& entry, std::set<std::string>& helpers) {
+  KernelWriter w(p, codegen::Dialect::c);
+  std::string body;
+  bool any_parallel = false;
+  for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
+    const Block& b = p.blocks[bi];
+    body += "\n  /* block " + std::to_string(bi) + ": " + b.origin + " */\n";
+    ParallelLoop pl = choose_parallel(p, b);
+    std::string nest;
+    // The pragma is written after the nest, once we know whether it reports errors.
+    std::string marker = "@@PRAGMA@@\n";
+    w.loop(b, 0, 1, nest, [&](size_t k, int, std::string& out) {
+      if (pl.collapse && k == pl.depth) out += marker;
+    });
+    if (pl.collapse) {
+      any_parallel = true;
+      Index work = idx::constant(1);
+      for (size_t k = pl.depth; k < b.loops.size(); ++k)
+        if (!bounds_use_vars(b.loops[k]))
+          work = idx::mul(work, idx::sub(b.loops[k].end, b.loops[k].start));
+      bool err_here = nest.find("&err") != std::string::npos;
+      std::string clauses = pl.collapse == 2 ? " collapse(2)" : "";
+      clauses += " num_threads(threads)";
+      int64_t c = 0;
+      if (!is_const(work, &c))
+        clauses += " if(" + w.index(work) + " >= " + std::to_string(kParallelThreshold) + ")";
+      if (err_here) clauses += " reduction(|:err)";
+      std::string pragma = "#ifdef _OPENMP\n#pragma omp parallel for" + clauses + "\n#endif\n";
+      if (is_const(work, &c) && c < kParallelThreshold) pragma.clear();
+      nest.replace(nest.find(marker), marker.size(), pragma);
+    }
+    body += nest;
+  }
+
+  std::string decl;
+  int offset = 0;
+  std::vector<int> size_offset;
+  for (auto& t : p.tensors) {
+    size_offset.push_back(offset);
+    offset += int(t.shape.size());
+  }
+  const auto& names = w.names();
+  for (int t : w.used_tensors()) {
+    const TensorInfo& info = p.tensors[t];
+    std::string type = KernelWriter::element_type(info.dtype);
+    if (info.role == Role::input) type = "const " + type;
+    decl += "  " + type + " *restrict " + names.tensors[t] + " = (" + type + " *)tensors[" +
+            std::to_string(t) + "];\n";
+  }
+  int last = -1;
+  for (auto [t, a] : w.used_sizes()) {
+    decl += t == last ? ", " : (last >= 0 ? ";\n" : "") + std::string("  const int64_t ");
+    decl += names.size(t, a) + " = sizes[" + std::to_string(size_offset[t] + a) + "]";
+    last = t;
+  }
+  if (last >= 0) decl += ";\n";
+  for (size_t i = 0; i < p.params.size(); ++i)
+    if (w.used_params().count(p.params[i]))
+      decl +=
+          "  const int64_t " + names.param(p.params[i]) + " = params[" + std::to_string(i) + "];\n";
+  if (w.used_tensors().empty()) decl += "  (void)tensors;\n";
+  if (w.used_sizes().empty()) decl += "  (void)sizes;\n";
+  if (w.used_params().empty()) decl += "  (void)params;\n";
+  if (!any_parallel) decl += "  (void)threads;\n";
+  if (any_parallel) decl += "#ifndef _OPENMP\n  (void)threads;\n#endif\n";
+  if (w.uses_error_flag()) decl += "  int err = 0;\n";
+
+  std::string table = "/* " + entry + ": tensors";
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const TensorInfo& info = p.tensors[t];
+    table += (t ? ", " : " ") + std::to_string(t) + " " + info.name + " " + dtype_name(info.dtype) +
+             " [";
+    for (size_t a = 0; a < info.shape.size(); ++a)
+      table += (a ? ", " : "") + index_text(p, info.shape[a]);
+    table += std::string("] ") + role_name(info.role);
+  }
+  table += "; params";
+  for (auto& q : p.params) table += " " + q;
+  table += " */\n";
+
+  helpers.insert(w.used_helpers().begin(), w.used_helpers().end());
+  return table + "int " + entry +
+         "(void *const *tensors, const int64_t *sizes, const int64_t *params, int threads) {\n" +
+         decl + body + "  return " + (w.uses_error_flag() ? "err" : "0") + ";\n}\n";
+}
+
+}  // namespace
+
+std::string emit_c_unit(const std::vector<const Program*>& programs,
+                        const std::vector<std::string>& entries) {
+  std::set<std::string> helpers;
+  std::string functions;
+  for (size_t i = 0; i < programs.size(); ++i)
+    functions += "\n" + function(*programs[i], entries[i], helpers);
+  return "/* Generated by uops. Entry points: int f(void *const *tensors, const int64_t *sizes,\n"
+         " * const int64_t *params, int threads), returning 0 or error bits (1 division by zero,\n"
+         " * 2 modulo by zero, 4 overflow); see uops/backends/c/c_backend.h. */\n"
+         "#include <math.h>\n#include <stdint.h>\n\n" +
+         codegen::helper_definitions(helpers, codegen::Dialect::c) + functions;
+}
+
+}  // namespace uops::cgen
+
+namespace uops {
+
+std::string emit_c(const Program& p) {
+  return cgen::emit_c_unit({&p}, {"uops_kernel"});
+}
+
+}  // namespace uops

@@ -1,0 +1,17 @@
+// C source for programs: one function per program, sharing one set of helpers, so a batch of
+// programs can go through a single compiler call.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "uops/ir/program.h"
+
+namespace uops::cgen {
+
+// A translation unit defining `entries[i]` for `programs[i]`, each with the ABI documented in
+// uops/backends/c/c_backend.h.
+std::string emit_c_unit(const std::vector<const Program*>& programs,
+                        const std::vector<std::string>& entries);
+
+}  // namespace uops::cgen

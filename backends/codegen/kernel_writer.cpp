@@ -1,0 +1,526 @@
+#include "backends/codegen/kernel_writer.h"
+
+#include <cmath>
+#include <functional>
+
+#include "uops/error.h"
+#include "uops/ir/printer.h"
+
+namespace uops::codegen {
+
+std::string kernel_error_message(int bits) {
+  if (bits & kDivisionByZero) return "division by zero in an index expression";
+  if (bits & kModuloByZero) return "modulo by zero in an index expression";
+  return "integer overflow in an index expression";
+}
+
+KernelWriter::KernelWriter(const Program& p, Dialect d)
+    : p_(p), d_(d), names_(make_names(p)), f64_(p.value_type() == DType::f64) {
+  for (auto& b : p.blocks)
+    for (auto& l : b.loops) {
+      var_start_[l.var] = l.start;
+      for (auto& c : l.carried)
+        if (is_arg_reduce(c.op)) arg_carried_.insert(c.id);
+    }
+}
+
+const char* KernelWriter::scalar() const {
+  return f64_ ? "double" : "float";
+}
+
+const char* KernelWriter::element_type(DType t) {
+  switch (t) {
+    case DType::f32:
+      return "float";
+    case DType::f64:
+      return "double";
+    case DType::i32:
+      return "int32_t";
+  }
+  return "float";
+}
+
+void KernelWriter::reset_usage() {
+  tensors_.clear();
+  sizes_.clear();
+  params_.clear();
+  uses_err_ = false;
+}
+
+std::string KernelWriter::math(const char* name) const {
+  return f64_ ? std::string(name) : std::string(name) + "f";
+}
+
+std::string KernelWriter::helper(const std::string& name) {
+  helpers_.insert(name);
+  if (name.rfind("atomic_", 0) == 0 && name.find("_i32_") != std::string::npos)
+    helpers_.insert(name.substr(name.size() - 5) == "float" ? "to_i32f" : "to_i32");
+  return name;
+}
+
+// ---- index expressions ------------------------------------------------------------------------
+
+bool KernelWriter::nonnegative(const Index& e) const {
+  int64_t c = 0;
+  switch (e->kind) {
+    case IndexKind::Const:
+      return e->value >= 0;
+    case IndexKind::Dim:
+      return true;
+    case IndexKind::Var: {
+      auto it = var_start_.find(int(e->value));
+      return it != var_start_.end() && nonnegative(it->second);
+    }
+    case IndexKind::Add:
+    case IndexKind::Mul:
+    case IndexKind::Min:
+      return nonnegative(e->a) && nonnegative(e->b);
+    case IndexKind::Max:
+      return nonnegative(e->a) || nonnegative(e->b);
+    case IndexKind::Div:
+      return nonnegative(e->a) && is_const(e->b, &c) && c > 0;
+    case IndexKind::Mod:
+      return is_const(e->b, &c) && c > 0;
+    default:
+      return false;
+  }
+}
+
+std::string KernelWriter::print_index(const Index& e, int min_prec) {
+  std::string s;
+  int prec = 3;
+  switch (e->kind) {
+    case IndexKind::Const:
+      s = e->value == INT64_MIN ? "(-9223372036854775807 - 1)" : std::to_string(e->value);
+      prec = e->value < 0 ? 1 : 3;
+      break;
+    case IndexKind::Var:
+      s = Names::var(int(e->value));
+      break;
+    case IndexKind::Dim:
+      sizes_.insert({int(e->value), e->axis});
+      s = names_.size(int(e->value), e->axis);
+      break;
+    case IndexKind::Param:
+      params_.insert(e->name);
+      s = names_.param(e->name);
+      break;
+    case IndexKind::Data: {
+      int t = int(e->value);
+      tensors_.insert(t);
+      s = "(" + in_range(t, e->args) + " ? (int64_t)" + names_.tensors[t] + "[" +
+          offset(t, e->args) + "] : 0)";
+      break;
+    }
+    case IndexKind::Neg: {
+      std::string a = print_index(e->a, 3);
+      s = "-" + (a[0] == '-' ? "(" + a + ")" : a);
+      break;
+    }
+    case IndexKind::Min:
+    case IndexKind::Max:
+      s = helper(e->kind == IndexKind::Min ? "min_i64" : "max_i64") + "(" + print_index(e->a, 1) +
+          ", " + print_index(e->b, 1) + ")";
+      break;
+    case IndexKind::Div:
+    case IndexKind::Mod: {
+      bool div = e->kind == IndexKind::Div;
+      int64_t c = 0;
+      bool positive = is_const(e->b, &c) && c > 0;
+      if (positive && nonnegative(e->a)) {
+        s = print_index(e->a, 2) + (div ? " / " : " % ") + print_index(e->b, 3);
+        prec = 2;
+      } else if (positive) {
+        s = helper(div ? "floordiv_pos" : "floormod_pos") + "(" + print_index(e->a, 1) + ", " +
+            print_index(e->b, 1) + ")";
+      } else {
+        uses_err_ = true;
+        s = helper(div ? "floordiv" : "floormod") + "(" + print_index(e->a, 1) + ", " +
+            print_index(e->b, 1) + ", &err)";
+      }
+      break;
+    }
+    default: {
+      prec = e->kind == IndexKind::Mul ? 2 : 1;
+      const char* op = e->kind == IndexKind::Add   ? " + "
+                       : e->kind == IndexKind::Sub ? " - "
+                                                   : " * ";
+      s = print_index(e->a, prec) + op + print_index(e->b, prec + 1);
+    }
+  }
+  return prec < min_prec ? "(" + s + ")" : s;
+}
+
+std::string KernelWriter::index(const Index& e) {
+  return print_index(e, 1);
+}
+
+std::string KernelWriter::offset(int t, const std::vector<Index>& index) {
+  tensors_.insert(t);
+  if (index.empty()) return "0";
+  std::string s = print_index(index[0], index.size() > 1 ? 2 : 1);
+  for (size_t a = 1; a < index.size(); ++a) {
+    sizes_.insert({t, int(a)});
+    if (a > 1) s = "(" + s + ")";
+    s += " * " + names_.size(t, int(a)) + " + " + print_index(index[a], 2);
+  }
+  return s;
+}
+
+std::string KernelWriter::in_range(int t, const std::vector<Index>& index) {
+  std::string s;
+  for (size_t a = 0; a < index.size(); ++a) {
+    sizes_.insert({t, int(a)});
+    s += (a ? " && " : "") + helper("in_range") + "(" + print_index(index[a], 1) + ", " +
+         names_.size(t, int(a)) + ")";
+  }
+  return s.empty() ? "1" : s;
+}
+
+// ---- value expressions ------------------------------------------------------------------------
+
+std::string KernelWriter::literal(double v) const {
+  if (std::isnan(v)) return "NAN";
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+  std::string s = format_double(v);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  if (f64_) return s;
+  if (double(float(v)) == v) return s + "f";
+  return "(float)" + s;
+}
+
+std::string KernelWriter::load(const ValueNode& n) {
+  DType t = p_.tensors[n.tensor].dtype;
+  std::string cast =
+      (t == DType::i32 || (t == DType::f64) != f64_) ? "(" + std::string(scalar()) + ")" : "";
+  std::string at = names_.tensors[n.tensor] + "[" + offset(n.tensor, n.index) + "]";
+  if (!n.checked) return cast + at;
+  return "(" + in_range(n.tensor, n.index) + " ? " + cast + at + " : " + literal(n.fill) + ")";
+}
+
+std::string KernelWriter::print_value(const Value& v, int min_prec) {
+  std::string s;
+  int prec = 3;
+  auto operand = [&](const Value& x) {
+    std::string a = print_value(x, 3);
+    return a[0] == '-' ? "(" + a + ")" : a;
+  };
+  switch (v->kind) {
+    case ValueKind::Const:
+      s = literal(v->constant);
+      break;
+    case ValueKind::Load:
+      s = load(*v);
+      break;
+    case ValueKind::Carried:
+      s = arg_carried_.count(v->carried)
+              ? "(" + std::string(scalar()) + ")" + Names::arg(v->carried)
+              : Names::carried(v->carried);
+      break;
+    case ValueKind::IndexValue:
+      s = "(" + std::string(scalar()) + ")(" + index(v->ivalue) + ")";
+      break;
+    case ValueKind::Unary: {
+      std::string one = literal(1.0);
+      switch (v->uop) {
+        case UnaryOp::neg:
+          s = "-" + operand(v->a);
+          break;
+        case UnaryOp::abs:
+          s = math("fabs") + "(" + print_value(v->a, 1) + ")";
+          break;
+        case UnaryOp::rsqrt:
+          s = one + " / " + math("sqrt") + "(" + print_value(v->a, 1) + ")";
+          prec = 2;
+          break;
+        case UnaryOp::recip:
+          s = one + " / " + operand(v->a);
+          prec = 2;
+          break;
+        case UnaryOp::sigmoid:
+          s = one + " / (" + one + " + " + math("exp") + "(-" + operand(v->a) + "))";
+          prec = 2;
+          break;
+        default:
+          s = math(op_name(v->uop)) + "(" + print_value(v->a, 1) + ")";
+      }
+      break;
+    }
+    case ValueKind::Binary: {
+      BinaryOp op = v->bop;
+      const char* suffix = f64_ ? "" : "f";
+      if (op == BinaryOp::add || op == BinaryOp::sub || op == BinaryOp::mul ||
+          op == BinaryOp::div) {
+        prec = (op == BinaryOp::add || op == BinaryOp::sub) ? 1 : 2;
+        const char* infix = op == BinaryOp::add   ? " + "
+                            : op == BinaryOp::sub ? " - "
+                            : op == BinaryOp::mul ? " * "
+                                                  : " / ";
+        std::string b = print_value(v->b, prec + 1);
+        if (b[0] == '-') b = "(" + b + ")";
+        s = print_value(v->a, prec) + infix + b;
+      } else if (op == BinaryOp::pow) {
+        s = math("pow") + "(" + print_value(v->a, 1) + ", " + print_value(v->b, 1) + ")";
+      } else if (op == BinaryOp::max || op == BinaryOp::min) {
+        s = helper(std::string(op == BinaryOp::max ? "max_value" : "min_value") + suffix) + "(" +
+            print_value(v->a, 1) + ", " + print_value(v->b, 1) + ")";
+      } else {
+        const char* cmp = op == BinaryOp::eq   ? " == "
+                          : op == BinaryOp::ne ? " != "
+                          : op == BinaryOp::lt ? " < "
+                                               : " <= ";
+        s = "(" + std::string(scalar()) + ")(" + print_value(v->a, 1) + cmp + print_value(v->b, 1) +
+            ")";
+      }
+      break;
+    }
+    case ValueKind::Ternary:
+      s = "(" + print_value(v->a, 1) + " != 0 ? " + print_value(v->b, 1) + " : " +
+          print_value(v->c, 1) + ")";
+      break;
+  }
+  return prec < min_prec ? "(" + s + ")" : s;
+}
+
+std::string KernelWriter::value(const Value& v) {
+  return print_value(v, 1);
+}
+
+namespace {
+
+bool may_error(const Index& e) {
+  if (!e) return false;
+  int64_t c = 0;
+  if ((e->kind == IndexKind::Div || e->kind == IndexKind::Mod) && !(is_const(e->b, &c) && c > 0))
+    return true;
+  for (auto& a : e->args)
+    if (may_error(a)) return true;
+  return may_error(e->a) || may_error(e->b);
+}
+
+}  // namespace
+
+bool may_error(const Value& v) {
+  if (!v) return false;
+  for (auto& e : v->index)
+    if (may_error(e)) return true;
+  return may_error(v->ivalue) || may_error(v->a) || may_error(v->b) || may_error(v->c);
+}
+
+// ---- statements and loops ---------------------------------------------------------------------
+
+std::string KernelWriter::identity(ReduceOp op) const {
+  return literal(reduce_identity(op));
+}
+
+bool KernelWriter::carried_is_read(const Block& b, int id) const {
+  for (auto& l : b.loops)
+    for (auto& s : l.stmts)
+      if (uses_carried(s.value, id) && !(s.kind == StmtKind::reduce && s.carried == id))
+        return true;
+  return false;
+}
+
+void KernelWriter::declare_carried(const Block& b, const Loop& l, int indent, std::string& out) {
+  for (auto& c : l.carried) {
+    if (!carried_is_read(b, c.id)) continue;
+    out += pad(indent) + scalar() + " " + Names::carried(c.id) + " = " + identity(c.op) + ";\n";
+    if (is_arg_reduce(c.op)) out += pad(indent) + "int64_t " + Names::arg(c.id) + " = 0;\n";
+  }
+}
+
+std::string KernelWriter::store(const Stmt& s, bool atomic) {
+  DType dt = p_.tensors[s.tensor].dtype;
+  const std::string& t = names_.tensors[s.tensor];
+  std::string at = t + "[" + offset(s.tensor, s.index) + "]";
+  const char* suffix = f64_ ? "" : "f";
+  // A checked store evaluates its value first, so an error in it is reported even when the
+  // element falls outside (as the interpreter does).
+  bool temp = s.checked && may_error(s.value);
+  std::string v = temp ? "r" : value(s.value);
+  std::string line;
+  if (s.kind == StmtKind::assign) {
+    line = at + " = " +
+           (dt == DType::i32 ? helper(std::string("to_i32") + suffix) + "(" + v + ")" : v) + ";";
+  } else if (atomic) {
+    if (s.op == ReduceOp::sum && dt != DType::i32) {
+      std::string cast =
+          (dt == DType::f64) == f64_ ? "" : "(" + std::string(element_type(dt)) + ")";
+      line = "atomicAdd(&" + at + ", " + cast + (cast.empty() ? v : "(" + v + ")") + ");";
+    } else {
+      std::string name =
+          std::string("atomic_") + op_name(s.op) + "_" + dtype_name(dt) + "_" + scalar();
+      line = helper(name) + "(&" + at + ", " + v + ");";
+    }
+  } else if (dt == DType::i32) {
+    std::string acc = "(" + std::string(scalar()) + ")" + at;
+    std::string reduced =
+        s.op == ReduceOp::sum
+            ? acc + " + " + (v[0] == '-' ? "(" + v + ")" : v)
+            : helper(std::string("reduce_") + op_name(s.op) + suffix) + "(" + acc + ", " + v + ")";
+    line = at + " = " + helper(std::string("to_i32") + suffix) + "(" + reduced + ");";
+  } else if (s.op == ReduceOp::sum) {
+    line = at + " += " + v + ";";
+  } else {
+    line = at + " = " + helper(std::string("reduce_") + op_name(s.op) + suffix) + "(" + at + ", " +
+           v + ");";
+  }
+  if (!s.checked) return line;
+  std::string cond = "if (" + in_range(s.tensor, s.index) + ") " + line;
+  if (!temp) return cond;
+  return "{ const " + std::string(scalar()) + " r = " + value(s.value) + "; " + cond + " }";
+}
+
+void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::string& out,
+                              const std::set<int>& atomic) {
+  const char* suffix = f64_ ? "" : "f";
+  for (auto& s : l.stmts) {
+    if (s.kind != StmtKind::reduce) {
+      std::string text = store(s, atomic.count(s.tensor) > 0);
+      out += pad(indent) + text + "\n";
+      continue;
+    }
+    if (!carried_is_read(b, s.carried)) continue;
+    std::string c = Names::carried(s.carried), v = value(s.value);
+    switch (s.op) {
+      case ReduceOp::sum:
+      case ReduceOp::mean:
+        out += pad(indent) + c + " += " + v + ";\n";
+        break;
+      case ReduceOp::prod:
+        out += pad(indent) + c + " *= " + v + ";\n";
+        break;
+      case ReduceOp::max:
+      case ReduceOp::min:
+        out += pad(indent) + c + " = " + helper(std::string("reduce_") + op_name(s.op) + suffix) +
+               "(" + c + ", " + v + ");\n";
+        break;
+      case ReduceOp::argmax:
+      case ReduceOp::argmin:
+        out += pad(indent) + "{ const " + scalar() + " r = " + v + "; if (r " +
+               (s.op == ReduceOp::argmax ? ">" : "<") + " " + c + ") { " + c + " = r; " +
+               Names::arg(s.carried) + " = " + index(s.arg) + "; } }\n";
+        break;
+    }
+  }
+}
+
+void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
+                        const std::function<void(size_t, int, std::string&)>& before) {
+  const Loop& l = b.loops[k];
+  if (before) before(k, indent, out);
+  std::string v = Names::var(l.var);
+  out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " +
+         index(l.end) + "; ++" + v + ") {\n";
+  declare_carried(b, l, indent + 1, out);
+  if (k + 1 < b.loops.size()) loop(b, k + 1, indent + 1, out, before);
+  statements(b, l, indent + 1, out);
+  out += pad(indent) + "}\n";
+}
+
+}  // namespace uops::codegen
+
+namespace uops::codegen {
+
+namespace {
+
+// A compare-and-swap loop applying one reduce step of scalar type T to an element of type dt.
+std::string atomic_definition(const std::string& name, const std::string& prefix) {
+  // name = atomic_<op>_<dtype>_<scalar>
+  size_t a = name.find('_', 7), b = name.find('_', a + 1);
+  std::string op = name.substr(7, a - 7), dt = name.substr(a + 1, b - a - 1),
+              T = name.substr(b + 1);
+  std::string word = dt == "f64" ? "unsigned long long" : "int";
+  std::string elem = dt == "f32" ? "float" : dt == "f64" ? "double" : "int32_t";
+  std::string to_value = dt == "f32"   ? "(" + T + ")__int_as_float(assumed)"
+                         : dt == "f64" ? "(" + T + ")__longlong_as_double((long long)assumed)"
+                                       : "(" + T + ")assumed";
+  std::string next = op == "sum" ? "acc + v" : "v";
+  std::string to_word = dt == "f32" ? "__float_as_int((float)(" + next + "))"
+                        : dt == "f64"
+                            ? "(unsigned long long)__double_as_longlong((double)(" + next + "))"
+                            : std::string(T == "float" ? "to_i32f" : "to_i32") + "(" + next + ")";
+  std::string skip = op == "sum"   ? ""
+                     : op == "max" ? "    if (!(v > acc)) return;\n"
+                                   : "    if (!(v < acc)) return;\n";
+  return prefix + "void " + name + "(" + elem + " *p, " + T + " v) {\n" + "  " + word + " *q = (" +
+         word + " *)p;\n" + "  " + word + " old = *q, assumed;\n" + "  do {\n" +
+         "    assumed = old;\n" + "    " + T + " acc = " + to_value + ";\n" + skip +
+         "    old = atomicCAS(q, assumed, " + to_word + ");\n" + "  } while (old != assumed);\n}\n";
+}
+
+}  // namespace
+
+std::string helper_definitions(const std::set<std::string>& helpers_, Dialect d_) {
+  const std::string in =
+      d_ == Dialect::cuda ? "static __device__ __forceinline__ " : "static inline ";
+  const std::string plain = d_ == Dialect::cuda ? "static __device__ " : "static ";
+  std::vector<std::pair<std::string, std::string>> defs = {
+      {"in_range",
+       in + "int in_range(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n; }\n"},
+      {"min_i64", in + "int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }\n"},
+      {"max_i64", in + "int64_t max_i64(int64_t a, int64_t b) { return a > b ? a : b; }\n"},
+      {"floordiv_pos",
+       "/* Floor division and modulo by a positive divisor. */\n" + in +
+           "int64_t floordiv_pos(int64_t a, int64_t b) {\n  const int64_t q = a / b;\n"
+           "  return (a % b != 0 && a < 0) ? q - 1 : q;\n}\n"},
+      {"floormod_pos",
+       in + "int64_t floormod_pos(int64_t a, int64_t b) {\n  const int64_t r = a % b;\n"
+            "  return r < 0 ? r + b : r;\n}\n"},
+      {"floordiv",
+       "/* Floor division; a zero divisor or an overflow sets a bit in *err instead of trapping. "
+       "*/\n" +
+           plain +
+           "int64_t floordiv(int64_t a, int64_t b, int *err) {\n"
+           "  if (b == 0) {\n    *err |= 1;\n    return 0;\n  }\n"
+           "  if (b == -1) {\n    if (a == (-9223372036854775807 - 1)) {\n      *err |= 4;\n"
+           "      return 0;\n    }\n    return -a;\n  }\n"
+           "  const int64_t q = a / b;\n  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : "
+           "q;\n}\n"},
+      {"floormod",
+       "/* Floor modulo: the result has the divisor's sign; a zero divisor sets a bit in *err. "
+       "*/\n" +
+           plain +
+           "int64_t floormod(int64_t a, int64_t b, int *err) {\n"
+           "  if (b == 0) {\n    *err |= 2;\n    return 0;\n  }\n"
+           "  if (b == -1) return 0;\n  const int64_t r = a % b;\n"
+           "  return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n}\n"},
+      {"to_i32f",
+       "/* An i32 store truncates toward zero; values outside the i32 range (NaN too) store 0. "
+       "*/\n" +
+           in +
+           "int32_t to_i32f(float v) {\n"
+           "  return (v > (float)-2147483649.0 && v < (float)2147483648.0) ? (int32_t)v : 0;\n}\n"},
+      {"to_i32",
+       "/* An i32 store truncates toward zero; values outside the i32 range (NaN too) store 0. "
+       "*/\n" +
+           in +
+           "int32_t to_i32(double v) {\n"
+           "  return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : 0;\n}\n"},
+      {"max_valuef",
+       "/* max and min keep the first operand on ties and the second when the first is NaN. */\n" +
+           in + "float max_valuef(float a, float b) { return a >= b ? a : b; }\n"},
+      {"min_valuef", in + "float min_valuef(float a, float b) { return a <= b ? a : b; }\n"},
+      {"max_value",
+       "/* max and min keep the first operand on ties and the second when the first is NaN. */\n" +
+           in + "double max_value(double a, double b) { return a >= b ? a : b; }\n"},
+      {"min_value", in + "double min_value(double a, double b) { return a <= b ? a : b; }\n"},
+      {"reduce_maxf", "/* A reduction step replaces the value only on a strict improvement. */\n" +
+                          in +
+                          "float reduce_maxf(float acc, float v) { return v > acc ? v : acc; }\n"},
+      {"reduce_minf", in + "float reduce_minf(float acc, float v) { return v < acc ? v : acc; }\n"},
+      {"reduce_max", "/* A reduction step replaces the value only on a strict improvement. */\n" +
+                         in +
+                         "double reduce_max(double acc, double v) { return v > acc ? v : acc; }\n"},
+      {"reduce_min",
+       in + "double reduce_min(double acc, double v) { return v < acc ? v : acc; }\n"},
+  };
+  std::string out;
+  for (auto& [name, text] : defs)
+    if (helpers_.count(name)) out += text;
+  for (auto& name : helpers_)
+    if (name.rfind("atomic_", 0) == 0) out += atomic_definition(name, plain);
+  return out;
+}
+
+}  // namespace uops::codegen

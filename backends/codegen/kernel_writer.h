@@ -1,0 +1,99 @@
+// The part of code generation that C and CUDA share: printing index and value expressions,
+// statements and loop nests of the loop-block IR as C, with the exact scalar semantics of
+// uops/ir/scalar_semantics.h. The two dialects differ only in spelling (restrict, device
+// helpers) and in how a backend wraps the nests (OpenMP pragmas, grid mapping, atomics).
+//
+// Index arithmetic is int64_t. Floor division and modulo print as plain `/` and `%` when the
+// numerator is provably non-negative and the divisor a positive constant, through a helper
+// otherwise; a divisor that may be zero goes through a helper that records the error in the
+// local `err` (bit 1: division by zero, 2: modulo by zero, 4: overflow) instead of trapping.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/codegen/names.h"
+#include "uops/ir/program.h"
+
+namespace uops::codegen {
+
+enum class Dialect { c, cuda };
+
+// The error bits a kernel reports, and their messages (the interpreter's words).
+enum KernelError { kDivisionByZero = 1, kModuloByZero = 2, kOverflow = 4 };
+std::string kernel_error_message(int bits);
+
+class KernelWriter {
+ public:
+  KernelWriter(const Program& p, Dialect d);
+
+  const Program& program() const { return p_; }
+  const Names& names() const { return names_; }
+  Dialect dialect() const { return d_; }
+  const char* scalar() const;  // the value type: "float" or "double"
+  static const char* element_type(DType t);
+
+  std::string index(const Index& e);
+  std::string value(const Value& v);
+  // Row-major element offset of `index` in tensor t, and the test that it lies inside.
+  std::string offset(int t, const std::vector<Index>& index);
+  std::string in_range(int t, const std::vector<Index>& index);
+
+  // Loop k of b written completely (its `for`, carried scalars, inner loops, statements).
+  // `before(k)` may add lines (a pragma) in front of any loop's `for`.
+  void loop(const Block& b, size_t k, int indent, std::string& out,
+            const std::function<void(size_t, int, std::string&)>& before = nullptr);
+  // What a loop runs per iteration, around its inner loop: the carried scalars' declarations
+  // and the statements. Accumulations into `atomic` tensors use atomics (CUDA).
+  void declare_carried(const Block& b, const Loop& l, int indent, std::string& out);
+  void statements(const Block& b, const Loop& l, int indent, std::string& out,
+                  const std::set<int>& atomic = {});
+  std::string identity(ReduceOp op) const;
+  bool carried_is_read(const Block& b, int id) const;
+
+  // Which tensors, sizes and parameters the printed code used, and the helper definitions.
+  const std::set<int>& used_tensors() const { return tensors_; }
+  const std::set<std::pair<int, int>>& used_sizes() const { return sizes_; }
+  const std::set<std::string>& used_params() const { return params_; }
+  bool uses_error_flag() const { return uses_err_; }
+  void reset_usage();
+  const std::set<std::string>& used_helpers() const { return helpers_; }
+  // Marks and returns a helper by name (for the backends' own uses).
+  std::string helper(const std::string& name);
+
+ private:
+  std::string print_index(const Index& e, int min_prec);
+  std::string print_value(const Value& v, int min_prec);
+  std::string literal(double v) const;
+  std::string math(const char* name) const;  // expf or exp
+  std::string load(const ValueNode& n);
+  bool nonnegative(const Index& e) const;
+  std::string store(const Stmt& s, bool atomic);
+
+  const Program& p_;
+  Dialect d_;
+  Names names_;
+  bool f64_;
+  std::map<int, Index> var_start_;
+  std::set<int> arg_carried_;
+  std::set<int> tensors_;
+  std::set<std::pair<int, int>> sizes_;
+  std::set<std::string> params_;
+  std::set<std::string> helpers_;
+  bool uses_err_ = false;
+};
+
+// Definitions of the named helpers, in dependency order.
+std::string helper_definitions(const std::set<std::string>& names, Dialect d);
+
+// Whether evaluating `v` may raise a kernel error (a division whose divisor may be zero).
+bool may_error(const Value& v);
+
+// Indentation helper for the emitters.
+inline std::string pad(int indent) {
+  return std::string(size_t(indent) * 2, ' ');
+}
+
+}  // namespace uops::codegen

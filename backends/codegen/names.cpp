@@ -1,0 +1,155 @@
+#include "backends/codegen/names.h"
+
+#include <cctype>
+#include <set>
+
+namespace uops::codegen {
+
+namespace {
+
+// C and CUDA keywords, the names the generated code itself uses, and the library functions it
+// may call.
+const std::set<std::string>& reserved() {
+  static const std::set<std::string> names = {"auto",
+                                              "break",
+                                              "case",
+                                              "char",
+                                              "const",
+                                              "continue",
+                                              "default",
+                                              "do",
+                                              "double",
+                                              "else",
+                                              "enum",
+                                              "extern",
+                                              "float",
+                                              "for",
+                                              "goto",
+                                              "if",
+                                              "inline",
+                                              "int",
+                                              "long",
+                                              "register",
+                                              "restrict",
+                                              "return",
+                                              "short",
+                                              "signed",
+                                              "sizeof",
+                                              "static",
+                                              "struct",
+                                              "switch",
+                                              "typedef",
+                                              "union",
+                                              "unsigned",
+                                              "void",
+                                              "volatile",
+                                              "while",
+                                              "_Bool",
+                                              "_Complex",
+                                              "_Imaginary",
+                                              "bool",
+                                              "true",
+                                              "false",
+                                              "class",
+                                              "template",
+                                              "new",
+                                              "delete",
+                                              "this",
+                                              "namespace",
+                                              "tensors",
+                                              "sizes",
+                                              "params",
+                                              "threads",
+                                              "err",
+                                              "total",
+                                              "g",
+                                              "r",
+                                              "s",
+                                              "tid",
+                                              "red",
+                                              "int64_t",
+                                              "int32_t",
+                                              "uint64_t",
+                                              "INFINITY",
+                                              "NAN",
+                                              "in_range",
+                                              "to_i32",
+                                              "floordiv",
+                                              "floormod",
+                                              "floordiv_pos",
+                                              "floormod_pos",
+                                              "min_i64",
+                                              "max_i64",
+                                              "max_value",
+                                              "min_value",
+                                              "reduce_max",
+                                              "reduce_min",
+                                              "exp",
+                                              "expf",
+                                              "log",
+                                              "logf",
+                                              "sqrt",
+                                              "sqrtf",
+                                              "tanh",
+                                              "tanhf",
+                                              "sin",
+                                              "sinf",
+                                              "cos",
+                                              "cosf",
+                                              "floor",
+                                              "floorf",
+                                              "fabs",
+                                              "fabsf",
+                                              "pow",
+                                              "powf",
+                                              "main",
+                                              "atomicAdd",
+                                              "atomicCAS",
+                                              "blockIdx",
+                                              "blockDim",
+                                              "threadIdx",
+                                              "gridDim",
+                                              "warpSize"};
+  return names;
+}
+
+// Names the generated code derives (v3, c2, c2_arg, x_n1) must never be taken by a tensor.
+bool looks_generated(const std::string& s) {
+  auto all_digits = [](const std::string& t) {
+    if (t.empty()) return false;
+    for (char ch : t)
+      if (!std::isdigit(static_cast<unsigned char>(ch))) return false;
+    return true;
+  };
+  if ((s[0] == 'v' || s[0] == 'c') && all_digits(s.substr(1))) return true;
+  if (s.size() > 4 && s.compare(s.size() - 4, 4, "_arg") == 0) return true;
+  size_t n = s.rfind("_n");
+  return n != std::string::npos && all_digits(s.substr(n + 2));
+}
+
+std::string sanitize(const std::string& name) {
+  std::string s;
+  for (char ch : name) s += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "t_" + s;
+  return s;
+}
+
+std::string unique(std::string base, std::set<std::string>& taken) {
+  if (reserved().count(base) || looks_generated(base) || base.rfind("uops", 0) == 0) base += "_";
+  std::string s = base;
+  for (int k = 2; taken.count(s); ++k) s = base + "_" + std::to_string(k);
+  taken.insert(s);
+  return s;
+}
+
+}  // namespace
+
+Names make_names(const Program& p) {
+  Names n;
+  std::set<std::string> taken;
+  for (auto& t : p.tensors) n.tensors.push_back(unique(sanitize(t.name), taken));
+  for (auto& q : p.params) n.params[q] = unique(sanitize(q), taken);
+  return n;
+}
+
+}  // namespace uops::codegen

@@ -1,0 +1,42 @@
+// The C backend (DESIGN.md 3.7): one self-contained C99 translation unit per program, compiled
+// by the system compiler into a shared object and loaded with dlopen.
+//
+// The generated entry point is
+//
+//   int uops_kernel(void *const *tensors, const int64_t *sizes, const int64_t *params,
+//                   int threads);
+//
+//   tensors  one pointer per program tensor, in tensor-table order (inputs, outputs and
+//            temporaries alike; outputs and temporaries zero-filled by the caller)
+//   sizes    every tensor's axis sizes, concatenated in tensor-table order
+//   params   the parameters' values, in the program's parameter order
+//   threads  OpenMP threads for each parallel loop (ignored when built without OpenMP)
+//   returns  0, or a set of error bits: 1 division by zero, 2 modulo by zero, 4 overflow
+//
+// Sizes and parameters are run-time arguments, so one compiled kernel serves every shape.
+// Artifacts go through the kernel cache (uops/backends/kernel_cache.h).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "uops/backends/executable.h"
+
+namespace uops {
+
+struct CCompileOptions {
+  std::string compiler;  // empty: $CC, else "cc"
+  bool openmp = true;    // -fopenmp when the compiler accepts it
+  int threads = 0;       // threads per parallel loop; 0: one per core
+  std::vector<std::string> extra_flags;
+};
+
+std::string emit_c(const Program& p);
+std::unique_ptr<Executable> compile_c(Program p, const CCompileOptions& options = {});
+// Many programs in one translation unit and one compiler call (entry points uops_kernel_<i>):
+// what the differential tests use when compile latency would dominate.
+std::vector<std::unique_ptr<Executable>> compile_c_batch(std::vector<Program> programs,
+                                                         const CCompileOptions& options = {});
+
+}  // namespace uops

@@ -1,0 +1,58 @@
+// What the backend tests share: random inputs for a program, and comparing two backends'
+// outputs element by element.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "uops/ir/program.h"
+#include "uops/ir/tensor.h"
+
+namespace uops::testing {
+
+// Inputs for `p` with the given shapes: floats uniform in [-2, 2], i32 values in [-1, limit].
+inline TensorMap random_inputs(const Program& p,
+                               const std::map<std::string, std::vector<int64_t>>& shapes,
+                               uint64_t seed, int64_t limit = 8) {
+  std::mt19937_64 rng(seed);
+  TensorMap in;
+  for (int t : p.inputs()) {
+    const TensorInfo& info = p.tensors[t];
+    Tensor x(info.dtype, shapes.at(info.name));
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.set(i, info.dtype == DType::i32
+                   ? double(std::uniform_int_distribution<int64_t>(-1, limit)(rng))
+                   : std::uniform_real_distribution<double>(-2, 2)(rng));
+    in[info.name] = std::move(x);
+  }
+  return in;
+}
+
+// Equal within `tolerance` relative to the larger magnitude (0: bit-exact up to NaN payloads).
+inline ::testing::AssertionResult same_outputs(const TensorMap& expected, const TensorMap& actual,
+                                               double tolerance = 0.0) {
+  if (expected.size() != actual.size())
+    return ::testing::AssertionFailure() << "output counts differ";
+  for (auto& [name, e] : expected) {
+    auto it = actual.find(name);
+    if (it == actual.end()) return ::testing::AssertionFailure() << "missing output " << name;
+    const Tensor& a = it->second;
+    if (a.dtype != e.dtype || a.shape != e.shape)
+      return ::testing::AssertionFailure() << name << ": shape or dtype differs";
+    for (int64_t i = 0; i < e.numel(); ++i) {
+      double x = e.get(i), y = a.get(i);
+      if (std::isnan(x) && std::isnan(y)) continue;
+      if (x == y) continue;
+      double scale = std::max({1.0, std::fabs(x), std::fabs(y)});
+      if (std::fabs(x - y) <= tolerance * scale) continue;
+      return ::testing::AssertionFailure()
+             << name << "[" << i << "]: expected " << x << ", got " << y;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace uops::testing
