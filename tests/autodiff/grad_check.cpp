@@ -1,0 +1,111 @@
+#include "autodiff/grad_check.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "uops/backends/interpreter.h"
+
+namespace uops::testing {
+
+Tensor random_tensor(DType dtype, const std::vector<int64_t>& shape, std::mt19937_64& rng,
+                     double lo, double hi) {
+  Tensor t(dtype, shape);
+  if (dtype == DType::i32) {
+    std::uniform_int_distribution<int> d(int(std::floor(lo)), int(std::floor(hi)));
+    for (int64_t i = 0; i < t.numel(); ++i) t.set(i, d(rng));
+  } else {
+    std::uniform_real_distribution<double> d(lo, hi);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set(i, d(rng));
+  }
+  return t;
+}
+
+TensorMap run_with(const Program& p, const TensorMap& available, const ParamMap& params) {
+  TensorMap in;
+  for (int t : p.inputs()) {
+    const std::string& name = p.tensors[t].name;
+    auto it = available.find(name);
+    if (it != available.end()) in[name] = it->second;
+  }
+  return interpret(p, in, params);
+}
+
+TensorMap random_output_grads(const Program& forward, const TensorMap& inputs,
+                              const ParamMap& params, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  TensorMap out;
+  for (auto& [name, y] : interpret(forward, inputs, params))
+    out["d" + name] = y.dtype == DType::i32 ? Tensor(DType::i32, y.shape)
+                                            : random_tensor(y.dtype, y.shape, rng, -1, 1);
+  return out;
+}
+
+namespace {
+
+double loss(const Program& forward, const TensorMap& inputs, const TensorMap& output_grads,
+            const ParamMap& params) {
+  double l = 0;
+  for (auto& [name, y] : interpret(forward, inputs, params)) {
+    if (y.dtype == DType::i32) continue;
+    const Tensor& dy = output_grads.at("d" + name);
+    for (int64_t i = 0; i < y.numel(); ++i) l += dy.get(i) * y.get(i);
+  }
+  return l;
+}
+
+}  // namespace
+
+std::string compare_with_finite_differences(const Program& forward, const Program& grad,
+                                            const TensorMap& inputs, const TensorMap& output_grads,
+                                            const ParamMap& params,
+                                            const std::vector<std::string>& wrt, double tol) {
+  TensorMap available = inputs;
+  for (auto& [name, t] : output_grads) available[name] = t;
+  TensorMap analytic = run_with(grad, available, params);
+  for (auto& x : wrt) {
+    auto it = analytic.find("d" + x);
+    if (it == analytic.end()) return "the gradient program has no output d" + x;
+    const Tensor& dx = it->second;
+    if (dx.shape != inputs.at(x).shape)
+      return "d" + x + " has shape " + dx.shape_text() + ", " + x + " has " +
+             inputs.at(x).shape_text();
+    for (int64_t i = 0; i < dx.numel(); ++i) {
+      TensorMap moved = inputs;
+      double v = inputs.at(x).get(i), h = 1e-6 * std::max(1.0, std::fabs(v));
+      moved[x].set(i, v + h);
+      double up = loss(forward, moved, output_grads, params);
+      moved[x].set(i, v - h);
+      double down = loss(forward, moved, output_grads, params);
+      double numeric = (up - down) / (2 * h), got = dx.get(i);
+      if (!(std::fabs(got - numeric) <= tol * (1 + std::fabs(numeric)))) {
+        std::ostringstream s;
+        s.precision(10);
+        s << "d" << x << " element " << i << " of " << dx.shape_text() << ": gradient " << got
+          << ", finite differences " << numeric;
+        return s.str();
+      }
+    }
+  }
+  return "";
+}
+
+double max_difference(const TensorMap& a, const TensorMap& b) {
+  double worst = 0;
+  for (auto& [name, x] : a) {
+    auto it = b.find(name);
+    if (it == b.end()) continue;
+    const Tensor& y = it->second;
+    if (x.shape != y.shape) return std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      double p = x.get(i), q = y.get(i);
+      if (std::isnan(p) && std::isnan(q)) continue;
+      if (std::isnan(p) || std::isnan(q)) return std::numeric_limits<double>::infinity();
+      if (p == q) continue;
+      worst = std::max(worst, std::fabs(p - q) / (1 + std::fabs(q)));
+    }
+  }
+  return worst;
+}
+
+}  // namespace uops::testing
