@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The test job: install what is missing, then build and run every suite in Release, the whole
+# suite again under ASan+UBSan, the runtime's suite under TSan, and the parser fuzzer for
+# $UOPS_FUZZ_SECONDS (default 60). Long randomized runs (ctest label "long") are left out;
+# run them with `ctest --preset release -L long`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+jobs=$(nproc)
+step() { printf '\n== %s ==\n' "$*"; }
+
+step "Release: build and test"
+cmake --preset release
+cmake --build --preset release -j "$jobs"
+ctest --preset release -LE long -j "$jobs"
+
+step "ASan+UBSan: build and test"
+cmake --preset asan
+cmake --build --preset asan -j "$jobs"
+ctest --preset asan -LE "long|install" -j "$jobs"
+
+step "TSan: runtime"
+cmake --preset tsan
+cmake --build --preset tsan -j "$jobs"
+ctest --preset tsan -j "$jobs"
+
+step "Parser fuzzer"
+bash tests/fuzz/run_parser_fuzzer.sh "${UOPS_FUZZ_SECONDS:-60}"
