@@ -237,7 +237,11 @@ int64_t evaluate(const Index& e, const IndexEnv& env) {
     case IndexKind::Dim: return env.dim(int(e->value), e->axis);
     case IndexKind::Param: return env.param(e->name);
     case IndexKind::Data: UOPS_ASSERT(false, "data-dependent index evaluated at bind time");
-    case IndexKind::Neg: return -evaluate(e->a, env);
+    case IndexKind::Neg: {
+      int64_t a = evaluate(e->a, env);
+      if (a == INT64_MIN) throw Error("integer overflow in an index expression");
+      return -a;
+    }
     default: break;
   }
   int64_t a = evaluate(e->a, env), b = evaluate(e->b, env), r = 0;
