@@ -152,6 +152,14 @@ TEST(Parser, RuntimeDivisionByZeroIsAnError) {
   EXPECT_THROW(eval("(-9223372036854775807 - 1) / (-1)"), Error);
 }
 
+TEST(Parser, RuntimeOverflowIsAnError) {
+  EXPECT_THROW(eval("i0 + 9223372036854775807"), Error);
+  EXPECT_THROW(eval("i0 * 4611686018427387904"), Error);
+  // Negating -2^63 overflowed silently (undefined behaviour) before.
+  EXPECT_THROW(eval("-(i0 - 3 - 9223372036854775807 - 1)"), Error);
+  EXPECT_EQ(eval("-(i0 - 3 - 9223372036854775807)"), INT64_MAX);
+}
+
 struct Malformed {
   std::string text, message;
 };
