@@ -19,6 +19,9 @@ bool var_free(const Index& e) {
 }  // namespace
 
 RangeProver::RangeProver(const Program& p, const Block& block) : p_(p) {
+  // Axes asserted equal are checked before anything runs, so they are one atom.
+  for (auto& eq : p.equalities)
+    if (eq.a->kind == IndexKind::Dim && eq.b->kind == IndexKind::Dim) alias_[key(eq.b)] = key(eq.a);
   for (auto& l : block.loops) {
     Bounds b;
     b.lo = bounds(l.start).lo;
@@ -63,6 +66,11 @@ RangeProver::Form RangeProver::scale(const Form& a, int64_t k) {
 RangeProver::Form RangeProver::atom(const Index& e, bool nonneg) const {
   Form f = constant(0);
   std::string k = key(e);
+  for (size_t hops = 0; hops < alias_.size(); ++hops) {
+    auto it = alias_.find(k);
+    if (it == alias_.end()) break;
+    k = it->second;
+  }
   f.terms[k] = 1;
   nonneg_[k] = nonneg_[k] || nonneg;
   return f;

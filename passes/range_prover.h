@@ -44,6 +44,7 @@ class RangeProver {
 
   const Program& p_;
   std::map<int, Bounds> vars_;
+  std::map<std::string, std::string> alias_;    // atom key -> the key of an axis asserted equal
   mutable std::map<std::string, bool> nonneg_;  // atom key -> known >= 0
 };
 
