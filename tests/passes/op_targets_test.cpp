@@ -1,0 +1,79 @@
+// The optimization targets on forward ops: matmul and conv2d become one block without
+// temporaries; softmax and layernorm take three passes over their rows. Also checks results.
+#include <gtest/gtest.h>
+
+#include "uops/ops/registry.h"
+#include "uops/passes/pipeline.h"
+#include "uops/passes/stats.h"
+#include "uops/uops.h"
+
+namespace uops {
+namespace {
+
+ProgramStats optimized_stats(const std::string& name, std::string* text = nullptr) {
+  const OpDef& op = find_op(name);
+  Program q = optimize(forward_program(op, DType::f32), {true});
+  if (text) *text = print(q);
+  return program_stats(q, op.example_shapes, op.example_params);
+}
+
+TEST(OpTargets, MatmulIsOneBlock) {
+  std::string text;
+  ProgramStats s = optimized_stats("matmul", &text);
+  EXPECT_EQ(text,
+            "tensor a f32 [a.0, a.1] input\n"
+            "tensor b f32 [b.0, b.1] input\n"
+            "tensor c f32 [a.0, b.1] output\n"
+            "assert a.1 == b.0\n"
+            "block 0: reindex + reindex + mul + reduce sum + reindex\n"
+            "  for v0 in [0, a.0):\n"
+            "    for v1 in [0, b.1) carry c0 sum:\n"
+            "      for v2 in [0, a.1):\n"
+            "        c0 sum= (a[v0, v2] * b[v2, v1])\n"
+            "      c[v0, v1] = c0\n");
+  EXPECT_EQ(s.temporaries, 0);
+}
+
+TEST(OpTargets, ConvolutionsAndPoolsAreOneBlock) {
+  for (const char* name : {"conv2d", "depthwise_conv2d", "batched_matmul", "linear", "maxpool2d",
+                           "avgpool2d", "gelu", "concat"}) {
+    ProgramStats s = optimized_stats(name);
+    EXPECT_EQ(s.blocks, 1) << name;
+    EXPECT_EQ(s.temporaries, 0) << name;
+  }
+}
+
+TEST(OpTargets, SoftmaxAndLayernormPasses) {
+  ProgramStats softmax = optimized_stats("softmax");
+  EXPECT_EQ(softmax.blocks, 3);
+  ProgramStats layernorm = optimized_stats("layernorm");
+  EXPECT_LE(layernorm.blocks, 4);
+}
+
+TEST(OpTargets, EveryOpKeepsItsResults) {
+  for (const OpDef& op : all_ops()) {
+    Program p = forward_program(op, DType::f64), q = optimize(p, {true});
+    TensorMap in;
+    for (auto& input : op.inputs) {
+      Tensor t(input.is_index ? DType::i32 : DType::f64, op.example_shapes.at(input.name));
+      std::vector<int64_t> small = t.shape;
+      for (auto& d : small) d = std::min<int64_t>(d, 3);
+      t = Tensor(t.dtype, small);
+      for (int64_t i = 0; i < t.numel(); ++i)
+        t.set(i, input.is_index ? i % 3 : 0.1 * ((i * 5) % 13) + 0.05);
+      in[input.name] = t;
+    }
+    TensorMap a, b;
+    try {
+      a = interpret(p, in, op.example_params);
+    } catch (const Error&) {
+      continue;  // the small shapes break one of the op's assertions
+    }
+    b = interpret(q, in, op.example_params);
+    for (auto& [name, t] : a)
+      for (int64_t i = 0; i < t.numel(); ++i) EXPECT_EQ(t.get(i), b.at(name).get(i)) << op.name;
+  }
+}
+
+}  // namespace
+}  // namespace uops
