@@ -24,15 +24,24 @@ std::string indices(const Program& p, const std::vector<Index>& ix) {
   return s + "]";
 }
 
+// The verifier prints the programs it rejects, so broken ids must print, not crash.
+std::string tensor_name(const Program& p, int t) {
+  return t >= 0 && t < int(p.tensors.size()) ? p.tensors[t].name : "#" + std::to_string(t);
+}
+
 std::string store_target(const Program& p, const Stmt& s) {
-  return p.tensors[s.tensor].name + (s.checked ? "?" : "") + indices(p, s.index);
+  return tensor_name(p, s.tensor) + (s.checked ? "?" : "") + indices(p, s.index);
 }
 
 void print_value(const Program& p, const Value& v, std::string& out) {
+  if (!v) {
+    out += "<no value>";
+    return;
+  }
   switch (v->kind) {
     case ValueKind::Const: out += format_double(v->constant); return;
     case ValueKind::Load:
-      out += p.tensors[v->tensor].name + (v->checked ? "?" : "");
+      out += tensor_name(p, v->tensor) + (v->checked ? "?" : "");
       out += indices(p, v->index);
       if (v->fill != 0.0) out.insert(out.size() - 1, " fill " + format_double(v->fill));
       return;
