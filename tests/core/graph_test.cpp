@@ -46,22 +46,34 @@ TEST(Graph, UnknownParameter) {
 TEST(Graph, ShapeSourceOutOfRange) {
   Graph g;
   Node x = g.input("x", 2, DType::f32), y = g.input("y", 1, DType::f32);
-  EXPECT_EQ(error_of([&] { g.reindex(x, {"dB0", "dA1"}, {"i0", "i1"}); }),
+  EXPECT_EQ(error_of([&] {
+              g.reindex(x, {"dB0", "dA1"}, {"i0", "i1"});
+            }),
             "\"dB0\": column 1: shape source B is out of range: the sources are A");
-  EXPECT_EQ(error_of([&] { g.reindex(x, {"dA0", "dC0"}, {"i0", "i1"}, {x, y}); }),
+  EXPECT_EQ(error_of([&] {
+              g.reindex(x, {"dA0", "dC0"}, {"i0", "i1"}, {x, y});
+            }),
             "\"dC0\": column 1: shape source C is out of range: the sources are A-B");
-  EXPECT_EQ(error_of([&] { g.reindex(x, {"dA0", "dB1"}, {"i0", "i1"}, {x, y}); }),
+  EXPECT_EQ(error_of([&] {
+              g.reindex(x, {"dA0", "dB1"}, {"i0", "i1"}, {x, y});
+            }),
             "\"dB1\": shape source B has rank 1, so it has no axis 1");
-  EXPECT_EQ(error_of([&] { g.reindex(x, {"dA0", "dA1"}, {"i0", "dA2"}); }),
+  EXPECT_EQ(error_of([&] {
+              g.reindex(x, {"dA0", "dA1"}, {"i0", "dA2"});
+            }),
             "\"dA2\": shape source A has rank 2, so it has no axis 2");
 }
 
 TEST(Graph, LoopIndexInShapeOrBeyondRank) {
   Graph g;
   Node x = g.input("x", 2, DType::f32);
-  EXPECT_EQ(error_of([&] { g.reindex(x, {"dA0 + i0", "dA1"}, {"i0", "i1"}); }),
+  EXPECT_EQ(error_of([&] {
+              g.reindex(x, {"dA0 + i0", "dA1"}, {"i0", "i1"});
+            }),
             "\"dA0 + i0\": column 7: loop index 'i0' is not allowed in a shape expression");
-  EXPECT_EQ(error_of([&] { g.reindex(x, {"dA0"}, {"i0", "i1"}); }),
+  EXPECT_EQ(error_of([&] {
+              g.reindex(x, {"dA0"}, {"i0", "i1"});
+            }),
             "\"i1\": column 1: loop index 'i1' is out of range: the output has rank 1");
 }
 
@@ -91,7 +103,9 @@ TEST(Graph, UnequalConstantShapes) {
             "binary mul: shapes [3] and [4] on axis 0: sizes 3 and 4 differ");
   EXPECT_EQ(error_of([&] { g.ternary(three, three, four); }),
             "ternary: shapes [3], [3] and [4] on axis 0: sizes 3 and 4 differ");
-  EXPECT_EQ(error_of([&] { g.reindex(x, {"dA0[=dB0]"}, {"i0"}, {three, four}); }),
+  EXPECT_EQ(error_of([&] {
+              g.reindex(x, {"dA0[=dB0]"}, {"i0"}, {three, four});
+            }),
             "reindex: asserted equal 3 and 4: sizes 3 and 4 differ");
   // Symbolic sizes that may differ become run-time assertions instead.
   Node y = g.input("y", 1, DType::f32);
@@ -108,10 +122,8 @@ TEST(Graph, WrongDtypes) {
   EXPECT_EQ(error_of([&] { g.binary(BinaryOp::add, x, d); }),
             "binary add: dtypes f32 and f64 differ");
   EXPECT_EQ(error_of([&] { g.ternary(k, x, d); }), "ternary: dtypes f32 and f64 differ");
-  EXPECT_EQ(error_of([&] { g.select(0, x, x); }),
-            "select: the index tensor must be i32, not f32");
-  EXPECT_EQ(error_of([&] { g.select(0, x, d); }),
-            "select: the index tensor must be i32, not f64");
+  EXPECT_EQ(error_of([&] { g.select(0, x, x); }), "select: the index tensor must be i32, not f32");
+  EXPECT_EQ(error_of([&] { g.select(0, x, d); }), "select: the index tensor must be i32, not f64");
   EXPECT_EQ(error_of([&] { g.reduce(ReduceOp::argmax, {0}, k); }),
             "reduce argmax: needs a float input");
 }
@@ -125,7 +137,9 @@ TEST(Graph, SelectAndReduceArguments) {
             "select: the index [k1.0] and the tensor [x.0, x.1] differ in rank");
   EXPECT_EQ(error_of([&] { g.reduce(ReduceOp::sum, {2}, x); }),
             "reduce sum: axis 2 is out of range for rank 2");
-  EXPECT_EQ(error_of([&] { g.reduce(ReduceOp::max, {1, 1}, x); }),
+  EXPECT_EQ(error_of([&] {
+              g.reduce(ReduceOp::max, {1, 1}, x);
+            }),
             "reduce max: axis 1 is given twice");
   EXPECT_EQ(error_of([&] { g.reduce(ReduceOp::min, {-1}, x); }),
             "reduce min: axis -1 is out of range for rank 2");

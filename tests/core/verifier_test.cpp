@@ -1,0 +1,192 @@
+// The verifier (include/uops/ir/verifier.h): a lowered program is valid, and breaking it in any
+// one way the header lists gives that invariant's message.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "uops/uops.h"
+
+namespace uops {
+namespace {
+
+// Tensors: 0 x, 1 ix, 2 s, 3 a, 4 sel, 5 sh. Blocks: 0 reduce sum (carries c0), 1 reduce argmax
+// (carries c1), 2 select, 3 reindex.
+Program valid_program() {
+  Graph g;
+  g.param("k");
+  Node x = g.input("x", 2, DType::f32), ix = g.input("ix", 2, DType::i32);
+  g.output("s", g.reduce(ReduceOp::sum, {1}, x));
+  g.output("a", g.reduce(ReduceOp::argmax, {1}, x));
+  g.output("sel", g.select(1, x, ix));
+  g.output("sh", g.reindex(x, {"dA0 + $k", "dA1"}, {"i0", "i1"}));
+  return lower(g);
+}
+
+Stmt& reindex_store(Program& p) {
+  return p.blocks[3].loops[1].stmts[0];
+}
+
+void expect_invalid(const std::function<void(Program&)>& breaks, const std::string& message) {
+  Program p = valid_program();
+  breaks(p);
+  std::vector<std::string> errors = verify(p);
+  std::string all;
+  for (auto& e : errors) all += "\n  " + e;
+  EXPECT_NE(std::find(errors.begin(), errors.end(), message), errors.end())
+      << "expected: " << message << "\ngot:" << all;
+  EXPECT_THROW(verify_or_throw(p, "test"), InternalError);
+}
+
+TEST(Verifier, LoweredProgramIsValid) {
+  Program p = valid_program();
+  EXPECT_EQ(verify(p), std::vector<std::string>{});
+  EXPECT_NO_THROW(verify_or_throw(p, "lowering"));
+}
+
+TEST(Verifier, InputShapeIsItsOwnSize) {
+  expect_invalid([](Program& p) { p.tensors[0].shape[1] = idx::constant(3); },
+                 "input 'x' axis 1 is not its own size");
+}
+
+TEST(Verifier, ShapesUseNoLoopVariable) {
+  expect_invalid([](Program& p) { p.tensors[2].shape[0] = idx::var(0); },
+                 "the shape of 's' uses a loop variable or data");
+}
+
+TEST(Verifier, ShapesUseOnlyInputAxes) {
+  expect_invalid([](Program& p) { p.tensors[2].shape[0] = idx::dim(4, 0); },
+                 "the shape of 's' names an axis that is no input axis");
+  expect_invalid([](Program& p) { p.tensors[2].shape[0] = idx::dim(0, 2); },
+                 "the shape of 's' names an axis that is no input axis");
+}
+
+TEST(Verifier, ShapesUseDeclaredParameters) {
+  expect_invalid([](Program& p) { p.params.clear(); },
+                 "the shape of 'sh' uses the undeclared parameter $k");
+}
+
+TEST(Verifier, AssertionsAreStatic) {
+  expect_invalid([](Program& p) { p.equalities[0].a = idx::var(1); },
+                 "an assertion uses a loop variable or data");
+}
+
+TEST(Verifier, CarriedIdsInRange) {
+  expect_invalid([](Program& p) { p.blocks[0].loops[0].carried[0].id = 7; },
+                 "block 0: carried c7 out of range");
+}
+
+TEST(Verifier, CarriedOwnedByOneLoop) {
+  expect_invalid(
+      [](Program& p) {
+        p.blocks[1].loops[0].carried.push_back({0, ReduceOp::sum});
+      },
+      "carried c0 is owned by two loops");
+}
+
+TEST(Verifier, OutputsAreWritten) {
+  expect_invalid([](Program& p) { p.blocks.pop_back(); }, "output 'sh' is never written");
+}
+
+TEST(Verifier, LoopVariablesOnlyInsideTheirLoop) {
+  expect_invalid([](Program& p) { reindex_store(p).index[0] = idx::var(0); },
+                 "block 3 uses v0 outside its loop");
+  expect_invalid([](Program& p) { p.blocks[3].loops[0].end = idx::var(7); },
+                 "block 3 loop bound uses v7 outside its loop");
+}
+
+TEST(Verifier, DataLeavesReadI32Tensors) {
+  expect_invalid(
+      [](Program& p) {
+        Stmt& s = p.blocks[2].loops[1].stmts[0];
+        std::vector<Index> at = s.value->index;
+        at[1] = idx::data(0, {idx::var(4), idx::var(5)});  // x is f32
+        s.value = val::load(0, at);
+      },
+      "block 2 reads an index from something that is no i32 tensor of that rank");
+}
+
+TEST(Verifier, TensorsExist) {
+  expect_invalid([](Program& p) { reindex_store(p).tensor = 99; },
+                 "block 3 names tensor #99 which does not exist");
+}
+
+TEST(Verifier, AccessRanksMatch) {
+  expect_invalid([](Program& p) { reindex_store(p).index.pop_back(); },
+                 "block 3 indexes 'sh' with 1 expressions, its rank is 2");
+}
+
+TEST(Verifier, StatementsHaveValues) {
+  expect_invalid([](Program& p) { reindex_store(p).value = nullptr; }, "block 3 has no value");
+}
+
+TEST(Verifier, CarriedReadOnlyInsideItsLoop) {
+  expect_invalid([](Program& p) { reindex_store(p).value = val::carried(0); },
+                 "block 3 reads c0 outside its loop");
+}
+
+TEST(Verifier, BlocksHaveLoops) {
+  expect_invalid([](Program& p) { p.blocks[3].loops.clear(); }, "block 3 has no loops");
+}
+
+TEST(Verifier, LoopVariablesAreDistinct) {
+  expect_invalid([](Program& p) { p.blocks[3].loops[1].var = 6; },
+                 "block 3: loop variable v6 is reused or out of range");
+  expect_invalid([](Program& p) { p.blocks[3].loops[1].var = 99; },
+                 "block 3: loop variable v99 is reused or out of range");
+}
+
+TEST(Verifier, CarriedNeverMean) {
+  expect_invalid(
+      [](Program& p) {
+        p.blocks[0].loops[0].carried[0].op = ReduceOp::mean;
+        p.blocks[0].loops[1].stmts[0].op = ReduceOp::mean;
+      },
+      "block 0: carried c0 uses mean");
+}
+
+TEST(Verifier, CarriedUpdatedOnlyInsideItsLoop) {
+  expect_invalid(
+      [](Program& p) {
+        Stmt r;
+        r.kind = StmtKind::reduce;
+        r.carried = 0;
+        r.op = ReduceOp::sum;
+        r.value = val::constant(1);
+        p.blocks[3].loops[1].stmts.push_back(r);
+      },
+      "block 3 updates c0 outside its loop");
+}
+
+TEST(Verifier, CarriedUpdatedWithItsOwnOp) {
+  expect_invalid([](Program& p) { p.blocks[0].loops[1].stmts[0].op = ReduceOp::max; },
+                 "block 0 updates c0 with another op");
+}
+
+TEST(Verifier, ArgReductionsCarryTheirPosition) {
+  expect_invalid([](Program& p) { p.blocks[1].loops[1].stmts[0].arg = nullptr; },
+                 "block 1: an arg-reduction needs its position, and only it has one");
+  expect_invalid([](Program& p) { p.blocks[0].loops[1].stmts[0].arg = idx::var(1); },
+                 "block 0: an arg-reduction needs its position, and only it has one");
+}
+
+TEST(Verifier, InputsAreNeverWritten) {
+  expect_invalid([](Program& p) { reindex_store(p).tensor = 0; }, "block 3 writes the input 'x'");
+}
+
+TEST(Verifier, AccumulateUsesSumMaxOrMin) {
+  expect_invalid(
+      [](Program& p) {
+        reindex_store(p).kind = StmtKind::accumulate;
+        reindex_store(p).op = ReduceOp::prod;
+      },
+      "block 3: accumulate with prod");
+  Program ok = valid_program();
+  reindex_store(ok).kind = StmtKind::accumulate;
+  reindex_store(ok).op = ReduceOp::max;
+  EXPECT_EQ(verify(ok), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace uops
