@@ -1,6 +1,7 @@
 #include "uops/oracle/harness.h"
 
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -18,6 +19,7 @@ struct Outcome {
   Comparison cmp;
   std::string error;
   double worst = 0.0;
+  double reference = 0.0;
 };
 
 Outcome fail(const std::string& culprit, const std::string& error) {
@@ -41,6 +43,8 @@ Outcome run_case(const OpDef& op, const Case& c, const Implementation& canon,
   Outcome o;
   if (against_eigen) {
     Comparison ref = compare(reference(op.name, inputs, c.params), expected, c.dtype);
+    o.reference =
+        ref.problem.empty() ? ref.worst.scaled_error : std::numeric_limits<double>::infinity();
     if (!ref.ok) {
       o.ok = false;
       o.culprit = "uops vs eigen";
@@ -92,6 +96,7 @@ CheckReport check(const OpDef& op, const Implementation& impl, const CheckOption
     Outcome o = run_case(op, c, canon, impl, options.against_eigen);
     ++r.cases;
     r.worst_error = std::max(r.worst_error, o.worst);
+    r.reference_error = std::max(r.reference_error, o.reference);
     if (options.progress) options.progress(i + 1, total);
     if (o.ok) continue;
     r.passed = false;
@@ -125,7 +130,8 @@ std::string CheckReport::message() const {
   std::ostringstream os;
   os << op << " on " << backend << " (" << dtype_name(dtype) << "): ";
   if (passed) {
-    os << cases << " cases passed, worst error " << worst_error << " of the tolerance\n";
+    os << cases << " cases passed; worst error " << worst_error
+       << " x the tolerance, uops vs Eigen " << reference_error << " x\n";
     return os.str();
   }
   os << (culprit == "uops vs eigen" ? "the uop description disagrees with the Eigen reference"

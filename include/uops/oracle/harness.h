@@ -38,7 +38,10 @@ struct CheckReport {
   DType dtype = DType::f32;
   int cases = 0;
   bool passed = true;
-  double worst_error = 0.0;  // largest error over the cases, in units of the tolerance
+  // Largest errors over the cases, in units of the tolerance: of the implementation against
+  // the canonical one, and of the canonical one against Eigen.
+  double worst_error = 0.0;
+  double reference_error = 0.0;
   double seconds = 0.0;
   // When it failed:
   std::string culprit;  // "implementation", or "uops vs eigen" when the canonical one is wrong

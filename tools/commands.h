@@ -1,0 +1,50 @@
+// The uopc commands (DESIGN.md 4). Each returns the process exit code; user errors are thrown as
+// uops::Error and become a one-line message and exit code 2 in main.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "uops/ir/program.h"
+#include "uops/ir/tensor.h"
+#include "uops/ops/registry.h"
+
+namespace uops::tools {
+
+struct ShowArgs {
+  std::string op;
+  bool grad = false;
+  std::string stage = "lowered";
+  std::string dump_after;
+};
+
+struct RunArgs {
+  std::string op;
+  bool grad = false;
+  std::string backend = "interp";
+  std::vector<std::string> params, inputs, outputs;  // NAME=VALUE
+};
+
+struct CheckArgs {
+  std::vector<std::string> ops;
+  std::string backends = "interp";
+  std::string dtype = "all";
+  int trials = 300;
+  uint64_t seed = 1;
+  std::vector<std::string> shapes, params;  // replay one case: NAME=D0,D1 and NAME=INT
+};
+
+int list_ops();
+int show(const ShowArgs& a);
+int stats(const std::string& op, bool grad, bool json);
+int emit(const std::string& op, const std::string& target, bool grad);
+int dot(const std::string& op, bool grad);
+int run(const RunArgs& a);
+int check(const CheckArgs& a);
+
+// Shared helpers.
+Program op_program(const OpDef& op, DType dtype, bool grad);
+std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what);
+ParamMap parse_params(const std::vector<std::string>& items);
+
+}  // namespace uops::tools

@@ -1,0 +1,89 @@
+// uopc: the command-line face of uops (DESIGN.md 4).
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "commands.h"
+#include "uops/error.h"
+
+int main(int argc, char** argv) {
+  using namespace uops::tools;
+  CLI::App app{"uopc: describe, optimize, differentiate, generate and oracle-test tensor ops"};
+  app.require_subcommand(1);
+
+  app.add_subcommand("list", "name, inputs and params of every op");
+
+  ShowArgs show_args;
+  auto* show_cmd = app.add_subcommand("show", "print an op's loop program");
+  show_cmd->add_option("op", show_args.op, "op name")->required();
+  show_cmd->add_flag("--grad", show_args.grad, "the gradient program");
+  show_cmd->add_option("--stage", show_args.stage, "lowered or optimized")
+      ->check(CLI::IsMember({"lowered", "optimized"}));
+  show_cmd->add_option("--dump-after", show_args.dump_after, "print after a pass (or all)");
+
+  std::string op;
+  bool grad = false, json = false;
+  auto* stats_cmd = app.add_subcommand("stats", "blocks, loops, temporaries before/after passes");
+  stats_cmd->add_option("op", op, "op name")->required();
+  stats_cmd->add_flag("--grad", grad, "the gradient program");
+  stats_cmd->add_flag("--json", json, "one JSON object");
+
+  std::string target;
+  auto* emit_cmd = app.add_subcommand("emit", "generated source on stdout");
+  emit_cmd->add_option("op", op, "op name")->required();
+  emit_cmd->add_option("--target", target, "c or cuda")
+      ->required()
+      ->check(CLI::IsMember({"c", "cuda"}));
+  emit_cmd->add_flag("--grad", grad, "the gradient program");
+
+  RunArgs run_args;
+  auto* run_cmd = app.add_subcommand("run", "run an op on .npy files");
+  run_cmd->add_option("op", run_args.op, "op name")->required();
+  run_cmd->add_flag("--grad", run_args.grad, "run the gradient: give d<output>, get d<input>");
+  run_cmd->add_option("--backend", run_args.backend, "interp, c or cuda");
+  run_cmd->add_option("--param", run_args.params, "NAME=INT");
+  run_cmd->add_option("--in", run_args.inputs, "NAME=FILE.npy")->required();
+  run_cmd->add_option("--out", run_args.outputs, "NAME=FILE.npy")->required();
+
+  CheckArgs check_args;
+  auto* check_cmd = app.add_subcommand("check", "randomized oracle run (every op when none given)");
+  check_cmd->add_option("op", check_args.ops, "op names");
+  check_cmd->add_option("--backend", check_args.backends, "comma-separated: interp,c,cuda");
+  check_cmd->add_option("--trials", check_args.trials, "random cases per op, backend and dtype")
+      ->check(CLI::PositiveNumber);
+  check_cmd->add_option("--seed", check_args.seed, "first case's seed");
+  check_cmd->add_option("--dtype", check_args.dtype, "f32, f64 or all")
+      ->check(CLI::IsMember({"f32", "f64", "all"}));
+  check_cmd->add_option("--shape", check_args.shapes, "replay one case: NAME=D0,D1,...");
+  check_cmd->add_option("--param", check_args.params, "replay one case: NAME=INT");
+
+  auto* dot_cmd = app.add_subcommand("dot", "Graphviz of the uop graph and of the blocks");
+  dot_cmd->add_option("op", op, "op name")->required();
+  dot_cmd->add_flag("--grad", grad, "the gradient program's blocks");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "uopc: error: " << e.what() << " (see uopc --help)\n";
+    return 2;
+  }
+  try {
+    if (app.got_subcommand("list")) return list_ops();
+    if (show_cmd->parsed()) return show(show_args);
+    if (stats_cmd->parsed()) return stats(op, grad, json);
+    if (emit_cmd->parsed()) return emit(op, target, grad);
+    if (run_cmd->parsed()) return run(run_args);
+    if (check_cmd->parsed()) return check(check_args);
+    if (dot_cmd->parsed()) return dot(op, grad);
+  } catch (const uops::Error& e) {
+    std::cerr << "uopc: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "uopc: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 2;
+}
