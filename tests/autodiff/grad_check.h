@@ -31,6 +31,9 @@ std::string compare_with_finite_differences(const Program& forward, const Progra
                                             const ParamMap& params,
                                             const std::vector<std::string>& wrt, double tol = 1e-6);
 
+// Whether every element of every float tensor of `m` is finite.
+bool all_finite(const TensorMap& m);
+
 // Largest |a - b| / (1 + |b|) over the outputs `a` and `b` share; infinite on a shape mismatch
 // or a NaN on one side only.
 double max_difference(const TensorMap& a, const TensorMap& b);
