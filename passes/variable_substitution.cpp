@@ -71,10 +71,94 @@ bool try_substitute(Program& p, int t) {
   return true;
 }
 
+int size(const Value& v) {
+  return v ? 1 + size(v->a) + size(v->b) + size(v->c) : 0;
+}
+
+// A temporary that is a carried-free function of tensors nothing changes afterwards, assigned
+// once to every element by the innermost loop of a block whose loops span its shape, is
+// recomputed at each read in a later block proven in range: softmax and layernorm then need
+// no full-size temporary.
+void recompute_in_later_blocks(Program& p, int t) {
+  const TensorInfo& info = p.tensors[t];
+  if (info.role != Role::temporary || info.dtype != p.value_type()) return;
+  int wb = -1, writes = 0;
+  for (size_t b = 0; b < p.blocks.size(); ++b)
+    for (auto& a : passes::block_accesses(p.blocks[b]))
+      if (a.tensor == t && a.write) ++writes, wb = int(b);
+  if (writes != 1) return;
+  const Block& x = p.blocks[wb];
+  const Stmt* w = nullptr;
+  for (auto& s : x.loops.back().stmts)
+    if (s.kind == StmtKind::assign && s.tensor == t) w = &s;
+  if (!w || size(w->value) > 32) return;
+  std::vector<int> carried;
+  carried_used(w->value, carried);
+  if (!carried.empty()) return;
+  size_t rank = info.shape.size();
+  if (x.loops.size() != std::max<size_t>(rank, 1)) return;
+  for (size_t k = 0; k < x.loops.size(); ++k) {
+    Index extent = rank ? info.shape[k] : idx::constant(1);
+    if (!is_const(x.loops[k].start) || x.loops[k].start->value != 0 ||
+        !equal(x.loops[k].end, extent) || (rank && !equal(w->index[k], idx::var(x.loops[k].var))))
+      return;
+  }
+  std::vector<bool> reads(p.tensors.size());
+  for (auto& a : passes::stmt_accesses(*w, 0, 0))
+    if (!a.write) reads[a.tensor] = true;
+  if (reads[t]) return;
+  auto writes_reads = [&](const Block& b) {
+    auto sets = passes::tensor_sets(b, int(p.tensors.size()));
+    for (size_t u = 0; u < reads.size(); ++u)
+      if (reads[u] && sets.writes[u]) return true;
+    return false;
+  };
+  if (writes_reads(x)) return;
+  Value rhs = w->value;
+  std::vector<int> vars;
+  for (auto& l : x.loops) vars.push_back(l.var);
+  for (size_t y = wb + 1; y < p.blocks.size(); ++y) {
+    if (writes_reads(p.blocks[y])) return;
+    passes::RangeProver prover(p, p.blocks[y]);
+    bool all_proven = true, any = false;
+    for (auto& a : passes::block_accesses(p.blocks[y]))
+      if (a.tensor == t) {
+        any = true;
+        all_proven = all_proven && prover.in_range(t, a.index);
+      }
+    if (!any || !all_proven) continue;
+    for (auto& l : p.blocks[y].loops)
+      for (auto& s : l.stmts)
+        s.value = rewrite(s.value, [&](const Value& v) -> Value {
+          if (v->kind != ValueKind::Load || v->tensor != t) return nullptr;
+          auto at = [&](const Index& e) {
+            return rewrite(e, [&](const Index& leaf) -> Index {
+              if (leaf->kind != IndexKind::Var) return nullptr;
+              for (size_t k = 0; k < vars.size() && k < v->index.size(); ++k)
+                if (leaf->value == vars[k]) return v->index[k];
+              return nullptr;
+            });
+          };
+          return rewrite(
+              rhs,
+              [&](const Value& n) -> Value {
+                if (n->kind != ValueKind::Load) return nullptr;
+                std::vector<Index> ix;
+                for (auto& e : n->index) ix.push_back(at(e));
+                return val::load(n->tensor, std::move(ix), n->fill, true);
+              },
+              at);
+        });
+  }
+}
+
 }  // namespace
 
 Program substitute_variables(Program p) {
-  for (int t = 0; t < int(p.tensors.size()); ++t) try_substitute(p, t);
+  for (int t = 0; t < int(p.tensors.size()); ++t) {
+    recompute_in_later_blocks(p, t);
+    try_substitute(p, t);
+  }
   return p;
 }
 
