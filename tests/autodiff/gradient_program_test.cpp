@@ -1,3 +1,4 @@
+// The shape of gradient programs: which inputs they take, their outputs, block order, errors.
 #include <gtest/gtest.h>
 
 #include "uops/autodiff/gradient.h"
@@ -6,18 +7,161 @@
 namespace uops {
 namespace {
 
-TEST(GradientProgram, MatmulPrints) {
+std::vector<std::string> input_names(const Program& p) {
+  std::vector<std::string> names;
+  for (int t : p.inputs()) names.push_back(p.tensors[t].name);
+  return names;
+}
+
+Graph matmul() {
   Graph g;
   Node a = g.input("a", 2, DType::f32), b = g.input("b", 2, DType::f32);
   Node ab = g.binary(BinaryOp::mul, g.reindex(a, {"dA0", "dB1", "dA1[=dB0]"}, {"i0", "i2"}, {a, b}),
                      g.reindex(b, {"dA0", "dB1", "dA1"}, {"i2", "i1"}, {a, b}));
   g.output("c", g.reindex(g.reduce(ReduceOp::sum, {2}, ab), {"dA0", "dA1"}, {"i0", "i1", "0"}));
-  Program p = gradient(g, {"a", "b"});
-  std::cout << print(p);
+  return g;
+}
+
+TEST(GradientProgram, SquareAccumulatesBothUsesIntoOneZeroedGradient) {
+  Graph g;
+  Node x = g.input("x", 1, DType::f32);
+  g.output("y", g.binary(BinaryOp::mul, x, x));
+  Program p = gradient(g, {"x"});
   verify_or_throw(p, "gradient");
-  Program pa = gradient(g, {"a"});
-  std::cout << print(pa);
-  verify_or_throw(pa, "gradient");
+  EXPECT_EQ(print(p),
+            "tensor x f32 [x.0] input\n"
+            "tensor dy f32 [dy.0] input\n"
+            "tensor dx f32 [x.0] output\n"
+            "assert dy.0 == x.0\n"
+            "block 0: zero dx\n"
+            "  for v0 in [0, x.0):\n"
+            "    dx?[v0] = 0\n"
+            "block 1: grad of mul to x\n"
+            "  for v1 in [0, x.0):\n"
+            "    dx?[v1] sum= (dy?[v1] * x?[v1])\n"
+            "block 2: grad of mul to y\n"
+            "  for v2 in [0, x.0):\n"
+            "    dx?[v2] sum= (dy?[v2] * x?[v2])\n");
+}
+
+TEST(GradientProgram, TakesOnlyTheForwardInputsItReads) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32), y = g.input("y", 2, DType::f32);
+  g.output("z", g.binary(BinaryOp::add, x, y));
+  // add's gradient reads neither x nor y: dx and dy take their shapes from dz.
+  Program add = gradient(g, {"x", "y"});
+  EXPECT_EQ(input_names(add), (std::vector<std::string>{"dz"}));
+  Tensor dz(DType::f32, {2, 3});
+  dz.set(4, 5);
+  auto out = interpret(add, {{"dz", dz}});
+  EXPECT_EQ(out.at("dx").shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(out.at("dy").get(4), 5);
+
+  // da = dc * b^T needs b only; db = a^T * dc needs a only.
+  EXPECT_EQ(input_names(gradient(matmul(), {"a"})), (std::vector<std::string>{"b", "dc"}));
+  EXPECT_EQ(input_names(gradient(matmul(), {"b"})), (std::vector<std::string>{"a", "dc"}));
+  EXPECT_EQ(input_names(gradient(matmul(), {"a", "b"})),
+            (std::vector<std::string>{"a", "b", "dc"}));
+}
+
+TEST(GradientProgram, KeepsAnUnreadInputWhoseSizeTheGradientNeeds) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  g.output("y", g.reduce(ReduceOp::sum, {1}, x));
+  // dx[i, j] = dy[i, 0]: the size of axis 1 is known only from x.
+  Program p = gradient(g, {"x"});
+  EXPECT_EQ(input_names(p), (std::vector<std::string>{"x", "dy"}));
+}
+
+TEST(GradientProgram, ChecksTheShapeOfEachOutputGradient) {
+  Program p = gradient(matmul(), {"a", "b"});
+  Tensor a(DType::f32, {2, 3}), b(DType::f32, {3, 4}), dc(DType::f32, {2, 5});
+  EXPECT_THROW(interpret(p, {{"a", a}, {"b", b}, {"dc", dc}}), Error);
+  auto out = interpret(p, {{"a", a}, {"b", b}, {"dc", Tensor(DType::f32, {2, 4})}});
+  EXPECT_EQ(out.at("da").shape, a.shape);
+  EXPECT_EQ(out.at("db").shape, b.shape);
+}
+
+TEST(GradientProgram, TakesAGradientForEveryOutputEvenOneItDoesNotRead) {
+  Graph g;
+  Node x = g.input("x", 1, DType::f32), y = g.input("y", 1, DType::f32);
+  g.output("sx", g.unary(UnaryOp::sin, x));
+  g.output("sy", g.unary(UnaryOp::sin, y));
+  g.output("ix", g.reduce(ReduceOp::argmax, {0}, x));
+  Program p = gradient(g, {"x"});
+  EXPECT_EQ(input_names(p), (std::vector<std::string>{"x", "dsx", "dsy", "dix"}));
+  EXPECT_EQ(p.tensors[p.find_tensor("dix")].dtype, DType::i32);
+}
+
+TEST(GradientProgram, AnInputNoOutputDependsOnGetsZeros) {
+  Graph g;
+  Node x = g.input("x", 1, DType::f64);
+  g.input("unused", 2, DType::f64);
+  g.output("y", g.binary(BinaryOp::lt, x, x));
+  Program p = gradient(g, {"x", "unused"});
+  verify_or_throw(p, "gradient");
+  Tensor x_in(DType::f64, {3}), unused(DType::f64, {2, 2});
+  auto out = interpret(p, {{"unused", unused}, {"dy", Tensor(DType::f64, {3})}});
+  EXPECT_EQ(out.at("dx").numel(), 3);
+  EXPECT_EQ(out.at("dunused").shape, unused.shape);
+  for (auto& [name, t] : out)
+    for (int64_t i = 0; i < t.numel(); ++i) EXPECT_EQ(t.get(i), 0) << name;
+}
+
+TEST(GradientProgram, ForwardBlocksComeFirstThenGradientsInReverseOrder) {
+  Program p = gradient(matmul(), {"a", "b"});
+  verify_or_throw(p, "gradient");
+  std::vector<std::string> origins;
+  for (auto& b : p.blocks) origins.push_back(b.origin);
+  EXPECT_EQ(origins,
+            (std::vector<std::string>{"reindex", "reindex",               // forward a and b views
+                                      "zero grad_t5", "grad of reindex",  // c's reindex
+                                      "zero grad_t4", "grad of reduce sum",  // the sum
+                                      "zero grad_t3", "grad of mul to x",    // the product
+                                      "zero grad_t2", "grad of mul to y",    //
+                                      "zero da", "grad of reindex", "zero db", "grad of reindex"}));
+  // Every gradient tensor is zeroed exactly once, before anything accumulates into it.
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    int zeroed = -1, first_accumulation = -1;
+    for (size_t k = 0; k < p.blocks.size(); ++k)
+      for (auto& s : p.blocks[k].loops.back().stmts) {
+        if (s.tensor != int(t)) continue;
+        if (s.kind == StmtKind::accumulate && first_accumulation < 0) first_accumulation = int(k);
+        if (s.kind == StmtKind::assign && p.blocks[k].origin.rfind("zero", 0) == 0) {
+          EXPECT_EQ(zeroed, -1) << p.tensors[t].name << " zeroed twice";
+          zeroed = int(k);
+        }
+      }
+    if (first_accumulation >= 0) EXPECT_LT(zeroed, first_accumulation) << p.tensors[t].name;
+  }
+}
+
+TEST(GradientProgram, RejectsWhatHasNoGradient) {
+  Graph g;
+  Node x = g.input("x", 1, DType::f32), i = g.input("i", 1, DType::i32);
+  g.output("y", g.select(0, x, i));
+  EXPECT_THROW(gradient(g, {"z"}), Error);
+  EXPECT_THROW(gradient(g, {"i"}), Error);
+  EXPECT_THROW(gradient(g, {"x", "x"}), Error);
+  try {
+    gradient(g, {"i"});
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "gradient: input 'i' is i32 and has no gradient");
+  }
+}
+
+TEST(GradientProgram, RejectsAGradientNameTheGraphAlreadyUses) {
+  Graph g;
+  Node x = g.input("x", 1, DType::f32), dy = g.input("dy", 1, DType::f32);
+  g.output("y", g.binary(BinaryOp::mul, x, dy));
+  try {
+    gradient(g, {"x"});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "gradient: the gradient of output 'y' would be named 'dy', which is already a "
+                 "tensor of the graph");
+  }
 }
 
 }  // namespace
