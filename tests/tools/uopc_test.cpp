@@ -1,0 +1,194 @@
+// uopc run end to end on hand-made .npy files, and its handling of bad input: exit code 2, a
+// one-line error and no output file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "npy.h"
+
+namespace uops {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+class Uopc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("uopc_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::string tensor(const std::string& name, DType d, std::vector<int64_t> shape,
+                     std::vector<double> values) {
+    Tensor t(d, shape);
+    for (size_t i = 0; i < values.size(); ++i) t.set(int64_t(i), values[i]);
+    npy::write(path(name), t);
+    return path(name);
+  }
+
+  Result uopc(const std::string& args) {
+    std::string cmd =
+        std::string(UOPC_PATH) + " " + args + " > " + path("stdout") + " 2> " + path("stderr");
+    int status = std::system(cmd.c_str());
+    auto slurp = [](const std::string& p) {
+      std::ifstream in(p);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      return ss.str();
+    };
+    return {WEXITSTATUS(status), slurp(path("stdout")), slurp(path("stderr"))};
+  }
+
+  // Exit code 2, one line on stderr naming `needle`, and no output file.
+  void expect_user_error(const std::string& args, const std::string& needle) {
+    Result r = uopc(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path("out.npy"))) << args;
+    for (auto& entry : fs::directory_iterator(dir_))
+      EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Uopc, RunMatmulByHand) {
+  std::string a = tensor("a.npy", DType::f32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  std::string b = tensor("b.npy", DType::f32, {3, 2}, {7, 8, 9, 10, 11, 12});
+  for (std::string backend : {"interp", "c"}) {
+    Result r = uopc("run matmul --backend " + backend + " --in a=" + a + " --in b=" + b +
+                    " --out c=" + path("c.npy"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    Tensor c = npy::read(path("c.npy"));
+    EXPECT_EQ(c.dtype, DType::f32);
+    ASSERT_EQ(c.shape, (std::vector<int64_t>{2, 2}));
+    // [1 2 3; 4 5 6] · [7 8; 9 10; 11 12] = [58 64; 139 154]
+    EXPECT_EQ(c.get(0), 58);
+    EXPECT_EQ(c.get(1), 64);
+    EXPECT_EQ(c.get(2), 139);
+    EXPECT_EQ(c.get(3), 154);
+  }
+}
+
+TEST_F(Uopc, RunGradientOfMatmulByHand) {
+  std::string a = tensor("a.npy", DType::f64, {2, 3}, {1, 2, 3, 4, 5, 6});
+  std::string b = tensor("b.npy", DType::f64, {3, 2}, {7, 8, 9, 10, 11, 12});
+  std::string dc = tensor("dc.npy", DType::f64, {2, 2}, {1, 0, 0, 2});
+  Result r = uopc("run matmul --grad --in a=" + a + " --in b=" + b + " --in dc=" + dc +
+                  " --out da=" + path("da.npy"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  Tensor da = npy::read(path("da.npy"));
+  // da = dc · bᵀ = [1 0; 0 2] · [7 9 11; 8 10 12] = [7 9 11; 16 20 24]
+  std::vector<double> got;
+  for (int64_t i = 0; i < da.numel(); ++i) got.push_back(da.get(i));
+  EXPECT_EQ(got, (std::vector<double>{7, 9, 11, 16, 20, 24}));
+}
+
+TEST_F(Uopc, RunConvWithParams) {
+  std::string x = tensor("x.npy", DType::f64, {1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  std::string w = tensor("w.npy", DType::f64, {1, 2, 2, 1}, {1, 1, 1, 1});
+  Result r = uopc("run conv2d --param stride=2 --param pad=1 --param dilation=1 --in x=" + x +
+                  " --in w=" + w + " --out y=" + path("y.npy"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  Tensor y = npy::read(path("y.npy"));
+  // OH = (3 + 2 - 1 - 1) / 2 + 1 = 2; windows start at -1 and 1.
+  ASSERT_EQ(y.shape, (std::vector<int64_t>{1, 2, 2, 1}));
+  EXPECT_EQ(y.get(0), 1);
+  EXPECT_EQ(y.get(1), 2 + 3);
+  EXPECT_EQ(y.get(2), 4 + 7);
+  EXPECT_EQ(y.get(3), 5 + 6 + 8 + 9);
+}
+
+TEST_F(Uopc, BadInputsAreOneLineErrorsWithExitCode2) {
+  std::string a = tensor("a.npy", DType::f32, {2, 3}, {});
+  std::string b = tensor("b.npy", DType::f32, {3, 2}, {});
+  std::string b64 = tensor("b64.npy", DType::f64, {3, 2}, {});
+  std::string b_bad = tensor("bbad.npy", DType::f32, {4, 2}, {});
+  std::string rank3 = tensor("r3.npy", DType::f32, {3, 2, 1}, {});
+  std::string out = " --out c=" + path("out.npy");
+  expect_user_error("run matmul --in a=" + a + out, "missing input 'b'");
+  expect_user_error("run matmul --in a=" + a + " --in b=" + b64 + out, "f64");
+  expect_user_error("run matmul --in a=" + a + " --in b=" + rank3 + out, "rank");
+  expect_user_error("run matmul --in a=" + a + " --in b=" + b_bad + out, "3");
+  expect_user_error("run matmul --in a=" + a + " --in b=" + b + " --out z=" + path("out.npy"),
+                    "no output 'z'");
+  std::ofstream(path("corrupt.npy")) << "garbage";
+  expect_user_error("run matmul --in a=" + a + " --in b=" + path("corrupt.npy") + out,
+                    "corrupt.npy");
+  std::string x = tensor("x.npy", DType::f32, {1, 4, 4, 1}, {});
+  std::string w = tensor("w.npy", DType::f32, {1, 2, 2, 1}, {});
+  expect_user_error("run conv2d --param stride=1 --param pad=0 --in x=" + x + " --in w=" + w +
+                        " --out y=" + path("out.npy"),
+                    "dilation");
+  expect_user_error("run conv2d --param stride=x --in x=" + x + " --in w=" + w + out,
+                    "not an integer");
+  expect_user_error("run nope --in x=" + x + out, "unknown op");
+  expect_user_error("run gather --in table=" + a + " --in idx=" + b + " --out y=" + path("out.npy"),
+                    "i32");
+}
+
+TEST_F(Uopc, CheckPrintsATableAndReplaysOneCase) {
+  Result r = uopc("check matmul conv2d --trials 5 --seed 3");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("conv2d"), std::string::npos);
+  EXPECT_NE(r.out.find("4 checks, 0 failed"), std::string::npos) << r.out;
+  r = uopc(
+      "check conv2d --dtype f64 --seed 9 --trials 1 --shape x=1,5,4,2 --shape w=3,2,3,2 "
+      "--param stride=2 --param pad=3 --param dilation=2");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 checks, 0 failed"), std::string::npos) << r.out;
+  r = uopc(
+      "check conv2d --shape x=1,5,4,2 --shape w=3,2,3,3 --param stride=1 --param pad=0 "
+      "--param dilation=1");
+  EXPECT_EQ(r.code, 2) << r.err;
+}
+
+TEST_F(Uopc, StatsJsonHasTheDocumentedSchema) {
+  Result r = uopc("stats conv2d --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["op"], "conv2d");
+  EXPECT_EQ(j["grad"], false);
+  EXPECT_EQ(j["shape"]["x"], (std::vector<int64_t>{2, 16, 16, 8}));
+  for (auto stage : {"before", "after"})
+    for (auto key : {"blocks", "loops", "temporaries", "temporary_bytes"})
+      EXPECT_TRUE(j[stage].contains(key)) << stage << "." << key;
+  EXPECT_LE(j["after"]["blocks"].get<int>(), j["before"]["blocks"].get<int>());
+}
+
+TEST_F(Uopc, ListShowEmitDot) {
+  Result r = uopc("list");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("cross_entropy"), std::string::npos);
+  r = uopc("show softmax --stage optimized");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("tensor y f32"), std::string::npos);
+  r = uopc("show matmul --grad --dump-after all");
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = uopc("show matmul --dump-after nonsense");
+  EXPECT_EQ(r.code, 2);
+  r = uopc("emit relu --target c");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("#include <math.h>"), std::string::npos);
+  r = uopc("dot conv2d --grad");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("digraph", 0), 0u);
+}
+
+}  // namespace
+}  // namespace uops
