@@ -1,0 +1,43 @@
+// Ops written with uops the way a user would, shared by the example and golden-text suites.
+#pragma once
+
+#include "uops/ir/graph.h"
+
+namespace uops::testing {
+
+// c[m, n] = sum_k a[m, k] * b[k, n]
+inline void build_matmul(Graph& g, DType dt = DType::f32) {
+  Node a = g.input("a", 2, dt), b = g.input("b", 2, dt);
+  Node ar = g.reindex(a, {"dA0", "dB1", "dA1[=dB0]"}, {"i0", "i2"}, {a, b});
+  Node br = g.reindex(b, {"dA0", "dB1", "dA1"}, {"i2", "i1"}, {a, b});
+  Node prod = g.binary(BinaryOp::mul, ar, br);
+  Node sum = g.reduce(ReduceOp::sum, {2}, prod);
+  g.output("c", g.reindex(sum, {"dA0", "dA1"}, {"i0", "i1", "0"}));
+}
+
+// y[n, oh, ow, o] = sum_{kh, kw, c} x[n, oh + kh - pad, ow + kw - pad, c] * w[o, kh, kw, c]
+// (stride 1, zero padding read as the reindex fill), for x [N, H, W, C] and w [O, KH, KW, C].
+inline void build_conv2d(Graph& g, DType dt = DType::f32) {
+  g.param("pad");
+  Node x = g.input("x", 4, dt), w = g.input("w", 4, dt);
+  const std::vector<std::string> shape = {
+      "dA0",      "dA1 + 2 * $pad - dB1 + 1", "dA2 + 2 * $pad - dB2 + 1", "dB0", "dB1", "dB2",
+      "dA3[=dB3]"};
+  Node xr = g.reindex(x, shape, {"i0", "i1 + i4 - $pad", "i2 + i5 - $pad", "i6"}, {x, w});
+  Node wr = g.reindex(w, shape, {"i3", "i4", "i5", "i6"}, {x, w});
+  Node sum = g.reduce(ReduceOp::sum, {4, 5, 6}, g.binary(BinaryOp::mul, xr, wr));
+  g.output("y",
+           g.reindex(sum, {"dA0", "dA1", "dA2", "dA3"}, {"i0", "i1", "i2", "i3", "0", "0", "0"}));
+}
+
+// y = exp(x - max(x)) / sum(exp(x - max(x))) along the last axis of x [M, N].
+inline void build_softmax(Graph& g, DType dt = DType::f32) {
+  Node x = g.input("x", 2, dt);
+  Node m = g.reduce(ReduceOp::max, {1}, x);
+  Node shifted = g.binary(BinaryOp::sub, x, g.reindex(m, {"dA0", "dB1"}, {"i0", "0"}, {m, x}));
+  Node e = g.unary(UnaryOp::exp, shifted);
+  Node s = g.reduce(ReduceOp::sum, {1}, e);
+  g.output("y", g.binary(BinaryOp::div, e, g.reindex(s, {"dA0", "dB1"}, {"i0", "0"}, {s, x})));
+}
+
+}  // namespace uops::testing
