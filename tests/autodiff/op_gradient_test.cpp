@@ -6,6 +6,7 @@
 #include "autodiff/op_cases.h"
 #include "uops/ops/gradient.h"
 #include "uops/passes/pipeline.h"
+#include "uops/passes/stats.h"
 #include "uops/uops.h"
 
 namespace uops {
@@ -77,6 +78,30 @@ TEST_P(OpGradient, TakesOnlyWhatItReadsAndGivesEveryDifferentiableInput) {
   std::vector<std::string> want;
   for (auto& x : differentiable_inputs(op)) want.push_back("d" + x);
   EXPECT_EQ(outputs, want);
+}
+
+// The passes shrink the gradient programs of conv2d and softmax at their example shapes (f32);
+// the figures are printed for the report.
+TEST(OpGradientStats, PassesShrinkConv2dAndSoftmaxGradients) {
+  for (std::string name : {"conv2d", "softmax"}) {
+    const OpDef& op = find_op(name);
+    std::map<std::string, std::vector<int64_t>> shapes = op.example_shapes;
+    TensorMap zeros;
+    for (auto& [input, shape] : shapes) zeros[input] = Tensor(DType::f32, shape);
+    for (auto& [y, t] : interpret(forward_program(op, DType::f32), zeros, op.example_params))
+      shapes["d" + y] = t.shape;
+    Program grad = gradient_program(op, DType::f32);
+    Program optimized = optimize(grad);
+    ProgramStats before = program_stats(grad, shapes, op.example_params);
+    ProgramStats after = program_stats(optimized, shapes, op.example_params);
+    std::cout << name << " gradient: blocks " << before.blocks << " -> " << after.blocks
+              << ", loops " << before.loops << " -> " << after.loops << ", temporaries "
+              << before.temporaries << " -> " << after.temporaries << ", temporary bytes "
+              << before.temporary_bytes << " -> " << after.temporary_bytes << "\n"
+              << print(optimized);
+    EXPECT_LT(after.blocks, before.blocks) << name;
+    EXPECT_LT(after.temporary_bytes, before.temporary_bytes) << name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOps, OpGradient, ::testing::ValuesIn(op_names()),

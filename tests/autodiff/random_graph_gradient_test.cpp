@@ -30,7 +30,7 @@ TEST(RandomGraphGradient, MatchesFiniteDifferencesAndSurvivesOptimization) {
   RandomGraphOptions options;
   options.dtype = DType::f64;
   options.smooth = true;
-  int checked = 0;
+  int checked = 0, unreliable = 0;
   for (int seed = 0; seed < trials(); ++seed) {
     RandomCase c = random_case(seed, options);
     std::vector<std::string> wrt = float_inputs(c.graph);
@@ -41,8 +41,8 @@ TEST(RandomGraphGradient, MatchesFiniteDifferencesAndSurvivesOptimization) {
     Program grad = gradient(c.graph, wrt);
     verify_or_throw(grad, "gradient");
     TensorMap dy = testing::random_output_grads(forward, c.inputs, c.params, seed);
-    std::string failure =
-        testing::compare_with_finite_differences(forward, grad, c.inputs, dy, c.params, wrt, 1e-5);
+    std::string failure = testing::compare_with_finite_differences(
+        forward, grad, c.inputs, dy, c.params, wrt, 1e-5, &unreliable);
     ASSERT_EQ(failure, "") << "seed " << seed << "\n" << print(forward) << "\n" << print(grad);
 
     PipelineOptions verify;
@@ -59,6 +59,8 @@ TEST(RandomGraphGradient, MatchesFiniteDifferencesAndSurvivesOptimization) {
     ++checked;
   }
   EXPECT_GT(checked, trials() / 2);
+  // Elements where finite differences do not converge are skipped; they must stay rare.
+  EXPECT_LE(unreliable, checked / 50 + 1) << "of " << checked << " graphs";
 }
 
 }  // namespace
