@@ -38,10 +38,9 @@ Value pick(Value cond, Value a, Value b) {
 template <typename F>
 void contribute(GradContext& g, int n, int operand, const std::string& origin, F contribution) {
   if (!g.has_grad(operand)) return;
-  int target = g.grad_target(operand);
   Block b;
   std::vector<Index> vars = g.nest(b, g.shape(n));
-  GradContext::accumulate(b, target, vars, contribution(vars));
+  g.contribute(b, operand, vars, contribution(vars), true);
   g.emit(std::move(b), origin);
 }
 

@@ -9,7 +9,8 @@ GradContext::GradContext(const Graph& g, Program& p, std::vector<int> value)
       p_(p),
       value_(std::move(value)),
       grad_(g.nodes().size(), -1),
-      zeroed_(g.nodes().size(), false) {
+      contributions_(g.nodes().size(), 0),
+      written_(g.nodes().size(), false) {
   // Lowering writes every axis of a class of asserted-equal input axes as the earliest one;
   // the input tensors' own shapes are the exception, so gradient loops over them follow suit.
   auto find = [&](std::pair<int, int> k) {
@@ -46,9 +47,9 @@ Value GradContext::value(int n, std::vector<Index> at) const {
   return val::load(value_[n], std::move(at));
 }
 
-void GradContext::set_grad(int n, int tensor, bool zeroed) {
+void GradContext::set_grad(int n, int tensor, int contributions) {
   grad_[n] = tensor;
-  zeroed_[n] = zeroed;
+  contributions_[n] = contributions;
 }
 
 Value GradContext::grad(int n, std::vector<Index> at) const {
@@ -56,17 +57,24 @@ Value GradContext::grad(int n, std::vector<Index> at) const {
   return val::load(grad_[n], std::move(at));
 }
 
-int GradContext::grad_target(int n) {
+void GradContext::contribute(Block& b, int n, std::vector<Index> at, Value v, bool covers_all) {
   UOPS_ASSERT(has_grad(n), "contributing to the gradient of a node that has none");
-  if (!zeroed_[n]) {
-    zeroed_[n] = true;
-    Block b;
-    std::vector<Index> vars = nest(b, shape(n));
-    b.loops.back().stmts.push_back(Stmt{StmtKind::assign, grad_[n], vars, true, ReduceOp::sum, -1,
-                                        val::constant(0.0), nullptr});
-    emit(std::move(b), "zero " + p_.tensors[grad_[n]].name);
-  }
-  return grad_[n];
+  bool assign = covers_all && contributions_[n] == 1 && !written_[n];
+  if (!assign) ensure_written(n);
+  written_[n] = true;
+  b.loops.back().stmts.push_back(Stmt{assign ? StmtKind::assign : StmtKind::accumulate, grad_[n],
+                                      std::move(at), true, ReduceOp::sum, -1, std::move(v),
+                                      nullptr});
+}
+
+void GradContext::ensure_written(int n) {
+  if (written_[n]) return;
+  written_[n] = true;
+  Block b;
+  std::vector<Index> vars = nest(b, shape(n));
+  b.loops.back().stmts.push_back(
+      Stmt{StmtKind::assign, grad_[n], vars, true, ReduceOp::sum, -1, val::constant(0.0), nullptr});
+  emit(std::move(b), "zero " + p_.tensors[grad_[n]].name);
 }
 
 int GradContext::new_tensor(const std::string& name, DType dtype, std::vector<Index> shape,
@@ -97,11 +105,6 @@ std::vector<Index> GradContext::nest(Block& b, const std::vector<Index>& shape) 
   for (auto& extent : shape) vars.push_back(loop(extent));
   if (shape.empty()) loop(idx::constant(1));
   return vars;
-}
-
-void GradContext::accumulate(Block& b, int tensor, std::vector<Index> at, Value v) {
-  b.loops.back().stmts.push_back(Stmt{StmtKind::accumulate, tensor, std::move(at), true,
-                                      ReduceOp::sum, -1, std::move(v), nullptr});
 }
 
 void GradContext::emit(Block b, std::string origin) {

@@ -29,12 +29,17 @@ class GradContext {
   Value value(int n, std::vector<Index> at) const;
   int value_tensor(int n) const { return value_[n]; }
 
-  // Gradient tensors. A node receives contributions only when it has one.
+  // Gradient tensors. A node receives contributions only when it has one; `contributions` is
+  // how many it will receive.
   bool has_grad(int n) const { return grad_[n] >= 0; }
-  void set_grad(int n, int tensor, bool zeroed);
+  void set_grad(int n, int tensor, int contributions);
   Value grad(int n, std::vector<Index> at) const;
-  // The gradient tensor of `n`, zeroed by a block emitted now if this is its first contribution.
-  int grad_target(int n);
+  // Adds `v` to the gradient of `n` at `at` in the innermost loop of `b`. A contribution that
+  // writes every element once (`covers_all`) and is the only one assigns; any other accumulates
+  // into a tensor zeroed by a block emitted now, before its first contribution.
+  void contribute(Block& b, int n, std::vector<Index> at, Value v, bool covers_all);
+  // Zeroes the gradient of `n` unless a contribution has written it.
+  void ensure_written(int n);
 
   // An input gets its own axis sizes as its shape; `shape` then only gives its rank.
   int new_tensor(const std::string& name, DType dtype, std::vector<Index> shape, Role role);
@@ -43,7 +48,6 @@ class GradContext {
 
   // A loop per extent (one loop over [0, 1) for rank 0); returns the loop variables.
   std::vector<Index> nest(Block& b, const std::vector<Index>& shape);
-  static void accumulate(Block& b, int tensor, std::vector<Index> at, Value v);
   void emit(Block b, std::string origin);
 
   // A reduction of `body(vars)` over `axes` of `shape` into `out` (reduced axes at index 0),
@@ -60,7 +64,8 @@ class GradContext {
   Program& p_;
   std::vector<int> value_;
   std::vector<int> grad_;
-  std::vector<bool> zeroed_;
+  std::vector<int> contributions_;
+  std::vector<bool> written_;
   std::map<std::pair<int, int>, std::pair<int, int>> equal_dim_;  // input axis -> representative
 };
 

@@ -126,7 +126,7 @@ Program gradient(const Graph& g, const std::vector<std::string>& wrt) {
   }
 
   // Gradient tensors: d<input> for the requested inputs; d<output> itself for a node whose only
-  // contribution it is; a zeroed temporary that every contribution accumulates into otherwise.
+  // contribution it is; a temporary otherwise.
   std::vector<int> contributions(count, 0);
   for (int n = 0; n < count; ++n) {
     contributions[n] += int(seeds[n].size());
@@ -138,18 +138,18 @@ Program gradient(const Graph& g, const std::vector<std::string>& wrt) {
     c.set_grad(n,
                named_tensor(c, "d" + nodes[n].name, "the gradient of '" + nodes[n].name + "'",
                             nodes[n].dtype, c.shape(n), Role::output),
-               false);
+               contributions[n]);
   std::vector<bool> aliased(count, false);
   for (int n = 0; n < count; ++n) {
     if (!needs(n) || c.has_grad(n)) continue;
     aliased[n] = contributions[n] == 1 && seeds[n].size() == 1;
     if (aliased[n])
-      c.set_grad(n, seeds[n][0], true);
+      c.set_grad(n, seeds[n][0], 1);
     else
       c.set_grad(n,
                  c.new_tensor(c.unique_name("grad_" + p.tensors[value[n]].name), nodes[n].dtype,
                               c.shape(n), Role::temporary),
-                 false);
+                 contributions[n]);
   }
 
   // Gradient blocks in reverse order: a node's gradient is complete once every later node has
@@ -158,16 +158,15 @@ Program gradient(const Graph& g, const std::vector<std::string>& wrt) {
     if (!needs(n)) continue;
     if (!aliased[n])
       for (int d : seeds[n]) {
-        int target = c.grad_target(n);
         Block b;
         std::vector<Index> vars = c.nest(b, c.shape(n));
-        GradContext::accumulate(b, target, vars, val::load(d, vars));
+        c.contribute(b, n, vars, val::load(d, vars), true);
         c.emit(std::move(b), "grad from " + p.tensors[d].name);
       }
     rule(c, n);
   }
   // A requested input no output depends on has a zero gradient.
-  for (int n : wrt_nodes) c.grad_target(n);
+  for (int n : wrt_nodes) c.ensure_written(n);
   return autodiff::prune(std::move(p), d_inputs);
 }
 

@@ -56,7 +56,6 @@ void reduce_grad(GradContext& g, int n) {
         [&](const auto& v) { return g.value(x, v); }, first, origin + ": first extremum");
   }
 
-  int target = g.grad_target(x);
   Block b;
   std::vector<Index> vars = g.nest(b, shape);
   Value dy = g.grad(n, row(vars));
@@ -86,7 +85,7 @@ void reduce_grad(GradContext& g, int n) {
     default:
       UOPS_ASSERT(false, "reduce op without a gradient");
   }
-  GradContext::accumulate(b, target, vars, contribution);
+  g.contribute(b, x, vars, contribution, true);
   g.emit(std::move(b), origin);
 }
 

@@ -21,7 +21,6 @@ void reindex_grad(GradContext& c, int n) {
   for (auto& l : forward->loops) old_vars.push_back(l.var);
   std::vector<Index> from = forward->loops.back().stmts[0].value->index;
 
-  int target = c.grad_target(x);
   Block b;
   std::vector<Index> vars = c.nest(b, c.shape(n));
   UOPS_ASSERT(b.loops.size() == old_vars.size(), "reindex block of another rank");
@@ -33,7 +32,8 @@ void reindex_grad(GradContext& c, int n) {
         if (leaf->value == old_vars[k]) return idx::var(b.loops[k].var);
       return nullptr;
     }));
-  GradContext::accumulate(b, target, std::move(at), c.grad(n, vars));
+  // A scatter: fill positions and strides leave elements of dx unwritten.
+  c.contribute(b, x, std::move(at), c.grad(n, vars), false);
   c.emit(std::move(b), "grad of reindex");
 }
 

@@ -8,12 +8,11 @@ void select_grad(GradContext& c, int n) {
   const UopNode& y = c.node(n);
   int x = y.operands[0], index = y.operands[1];
   if (!c.has_grad(x)) return;
-  int target = c.grad_target(x);
   Block b;
   std::vector<Index> vars = c.nest(b, c.shape(n));
   std::vector<Index> at = vars;
   at[y.axis] = idx::data(c.value_tensor(index), vars);
-  GradContext::accumulate(b, target, std::move(at), c.grad(n, vars));
+  c.contribute(b, x, std::move(at), c.grad(n, vars), false);
   c.emit(std::move(b), "grad of select axis " + std::to_string(y.axis));
 }
 

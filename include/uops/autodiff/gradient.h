@@ -8,8 +8,10 @@
 //            what the gradient needs;
 //   outputs  d<input> for every input in `wrt`, shaped like that input.
 // Forward blocks come first, in topological order (the gradient recomputes what it needs from
-// the inputs), then the gradient blocks in reverse order. Each gradient tensor is zeroed once,
-// just before its first contribution, and every use of a tensor then accumulates into it. Blocks
+// the inputs), then the gradient blocks in reverse order. A tensor used several times gets a
+// gradient zeroed once, just before its first contribution, that every use accumulates into
+// (as does one written by a scatter: reindex, select); one whose single contribution writes
+// every element is assigned directly, so the passes can substitute it away. Blocks
 // that no requested gradient depends on are dropped; the result is otherwise unoptimized (run
 // passes/pipeline.h on it).
 //
