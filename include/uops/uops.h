@@ -1,6 +1,7 @@
 // The whole user-facing API of uops.
 #pragma once
 
+#include "uops/autodiff/gradient.h"
 #include "uops/backends/executable.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
