@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <atomic>
 #include <thread>
 
 #include "backends/c/c_compiler.h"
@@ -73,17 +75,38 @@ std::unique_ptr<Executable> compile_c(Program p, const CCompileOptions& options)
 
 std::vector<std::unique_ptr<Executable>> compile_c_batch(std::vector<Program> programs,
                                                          const CCompileOptions& options) {
-  std::vector<const Program*> ps;
-  std::vector<std::string> entries;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    ps.push_back(&programs[i]);
-    entries.push_back("uops_kernel_" + std::to_string(i));
-  }
-  void* handle = cgen::compile_and_load(cgen::emit_c_unit(ps, entries), options);
+  // Chunks keep each translation unit small enough that the compiler calls run in parallel.
+  constexpr size_t kChunk = 16;
+  size_t chunks = (programs.size() + kChunk - 1) / kChunk;
+  std::vector<void*> handles(chunks);
+  std::vector<std::string> errors(chunks);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t c; (c = next++) < chunks;) {
+      std::vector<const Program*> ps;
+      std::vector<std::string> entries;
+      for (size_t i = c * kChunk; i < std::min(programs.size(), (c + 1) * kChunk); ++i) {
+        ps.push_back(&programs[i]);
+        entries.push_back("uops_kernel_" + std::to_string(i));
+      }
+      try {
+        handles[c] = cgen::compile_and_load(cgen::emit_c_unit(ps, entries), options);
+      } catch (const Error& e) {
+        errors[c] = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  size_t n = std::min<size_t>(chunks, std::max(1u, std::thread::hardware_concurrency()));
+  for (size_t i = 0; i < n; ++i) workers.emplace_back(work);
+  for (auto& w : workers) w.join();
+  for (auto& e : errors)
+    if (!e.empty()) throw Error(e);
   std::vector<std::unique_ptr<Executable>> out;
   for (size_t i = 0; i < programs.size(); ++i)
-    out.push_back(std::make_unique<CKernel>(std::move(programs[i]), entry(handle, entries[i]),
-                                            thread_count(options)));
+    out.push_back(std::make_unique<CKernel>(
+        std::move(programs[i]), entry(handles[i / kChunk], "uops_kernel_" + std::to_string(i)),
+        thread_count(options)));
   return out;
 }
 

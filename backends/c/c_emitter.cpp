@@ -55,7 +55,6 @@ std::string function(const Program& p, const std::string& entry, std::set<std::s
       if (pl.collapse && k == pl.depth) out += marker;
     });
     if (pl.collapse) {
-      any_parallel = true;
       Index work = idx::constant(1);
       for (size_t k = pl.depth; k < b.loops.size(); ++k)
         if (!bounds_use_vars(b.loops[k]))
@@ -69,6 +68,7 @@ std::string function(const Program& p, const std::string& entry, std::set<std::s
       if (err_here) clauses += " reduction(|:err)";
       std::string pragma = "#ifdef _OPENMP\n#pragma omp parallel for" + clauses + "\n#endif\n";
       if (is_const(work, &c) && c < kParallelThreshold) pragma.clear();
+      any_parallel |= !pragma.empty();
       nest.replace(nest.find(marker), marker.size(), pragma);
     }
     body += nest;

@@ -1,0 +1,78 @@
+// The C backend against the interpreter on every op and gradient, and the generated source
+// against gcc and clang with every warning an error.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "backends/programs.h"
+#include "support/random_graph.h"
+#include "uops/backends/c/c_backend.h"
+
+namespace uops {
+namespace {
+
+TEST(COps, EveryOpAndGradientMatchesInterpreter) {
+  std::vector<testing::OpCase> cases = testing::op_cases();
+  // Lowered programs check semantics only; -O1 keeps their (large) compile short.
+  CCompileOptions quick;
+  quick.extra_flags = {"-O1"};
+  for (bool optimized : {false, true}) {
+    std::vector<const testing::OpCase*> chosen;
+    std::vector<Program> programs;
+    for (auto& c : cases)
+      if ((c.label.find("optimized") != std::string::npos) == optimized) {
+        chosen.push_back(&c);
+        programs.push_back(c.program);
+      }
+    auto exes = compile_c_batch(std::move(programs), optimized ? CCompileOptions{} : quick);
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      const auto& c = *chosen[i];
+      EXPECT_TRUE(testing::same_outputs(interpret(c.program, c.inputs, c.params),
+                                        exes[i]->run(c.inputs, c.params)))
+          << c.label;
+    }
+  }
+}
+
+// Each program's own translation unit, all in one compiler call per configuration.
+void compile_all(const std::string& compiler, const std::vector<std::string>& flags,
+                 const std::vector<std::string>& sources) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("uops-werror-" + std::to_string(::getpid()) + "-" + compiler);
+  std::filesystem::create_directories(dir);
+  std::string command = "cd '" + dir.string() + "' && " + compiler;
+  for (auto& f : flags) command += " " + f;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::string name = "p" + std::to_string(i) + ".c";
+    std::ofstream(dir / name) << sources[i];
+    command += " " + name;
+  }
+  command += " 2>&1";
+  FILE* f = popen(command.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string output;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) output.append(buf, n);
+  int rc = pclose(f);
+  EXPECT_EQ(rc, 0) << compiler << " " << flags.back() << ":\n" << output.substr(0, 4000);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(COps, EveryProgramCompilesWithoutWarnings) {
+  std::vector<std::string> sources;
+  for (auto& c : testing::op_cases()) sources.push_back(emit_c(c.program));
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    RandomGraphOptions o;
+    o.dtype = seed % 2 ? DType::f64 : DType::f32;
+    Program p = lower(random_case(seed, o).graph);
+    sources.push_back(emit_c(seed % 3 ? optimize(p) : p));
+  }
+  for (std::string cc : {"gcc", "clang"})
+    for (std::string omp : {"-fno-openmp", "-fopenmp"})
+      compile_all(cc, {"-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", omp}, sources);
+}
+
+}  // namespace
+}  // namespace uops
