@@ -1,9 +1,21 @@
 // uopc: the command-line face of uops (DESIGN.md 4).
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
 
 #include "commands.h"
 #include "uops/error.h"
+
+namespace {
+
+// Errors are reported on one line, whatever the message holds.
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n') c = ' ';
+  return s;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace uops::tools;
@@ -79,10 +91,10 @@ int main(int argc, char** argv) {
     if (check_cmd->parsed()) return check(check_args);
     if (dot_cmd->parsed()) return dot(op, grad);
   } catch (const uops::Error& e) {
-    std::cerr << "uopc: error: " << e.what() << "\n";
+    std::cerr << "uopc: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "uopc: internal error: " << e.what() << "\n";
+    std::cerr << "uopc: internal error: " << one_line(e.what()) << "\n";
     return 3;
   }
   return 2;
