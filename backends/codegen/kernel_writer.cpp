@@ -406,15 +406,16 @@ void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::st
 }
 
 void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
-                        const std::function<void(size_t, int, std::string&)>& before) {
+                        const std::function<void(size_t, int, std::string&)>& before,
+                        const std::set<int>& atomic) {
   const Loop& l = b.loops[k];
   if (before) before(k, indent, out);
   std::string v = Names::var(l.var);
   out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " +
          index(l.end) + "; ++" + v + ") {\n";
   declare_carried(b, l, indent + 1, out);
-  if (k + 1 < b.loops.size()) loop(b, k + 1, indent + 1, out, before);
-  statements(b, l, indent + 1, out);
+  if (k + 1 < b.loops.size()) loop(b, k + 1, indent + 1, out, before, atomic);
+  statements(b, l, indent + 1, out, atomic);
   out += pad(indent) + "}\n";
 }
 

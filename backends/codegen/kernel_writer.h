@@ -9,6 +9,7 @@
 // local `err` (bit 1: division by zero, 2: modulo by zero, 4: overflow) instead of trapping.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -44,7 +45,8 @@ class KernelWriter {
   // Loop k of b written completely (its `for`, carried scalars, inner loops, statements).
   // `before(k)` may add lines (a pragma) in front of any loop's `for`.
   void loop(const Block& b, size_t k, int indent, std::string& out,
-            const std::function<void(size_t, int, std::string&)>& before = nullptr);
+            const std::function<void(size_t, int, std::string&)>& before = nullptr,
+            const std::set<int>& atomic = {});
   // What a loop runs per iteration, around its inner loop: the carried scalars' declarations
   // and the statements. Accumulations into `atomic` tensors use atomics (CUDA).
   void declare_carried(const Block& b, const Loop& l, int indent, std::string& out);

@@ -113,7 +113,8 @@ const std::set<std::string>& reserved() {
   return names;
 }
 
-// Names the generated code derives (v3, c2, c2_arg, x_n1) must never be taken by a tensor.
+// Names the generated code derives (v3, c2, c2_arg, x_n1; e0, f2 are CUDA extents) must never be
+// taken by a tensor.
 bool looks_generated(const std::string& s) {
   auto all_digits = [](const std::string& t) {
     if (t.empty()) return false;
@@ -121,7 +122,8 @@ bool looks_generated(const std::string& s) {
       if (!std::isdigit(static_cast<unsigned char>(ch))) return false;
     return true;
   };
-  if ((s[0] == 'v' || s[0] == 'c') && all_digits(s.substr(1))) return true;
+  if ((s[0] == 'v' || s[0] == 'c' || s[0] == 'e' || s[0] == 'f') && all_digits(s.substr(1)))
+    return true;
   if (s.size() > 4 && s.compare(s.size() - 4, 4, "_arg") == 0) return true;
   size_t n = s.rfind("_n");
   return n != std::string::npos && all_digits(s.substr(n + 2));

@@ -1,0 +1,88 @@
+// The CUDA backend: every op's and gradient's source compiles with NVRTC without a warning (CI
+// has NVRTC but no GPU), and where a device exists the kernels give the interpreter's results.
+#include <gtest/gtest.h>
+
+#include "backends/programs.h"
+#include "support/random_graph.h"
+#include "uops/backends/backends.h"
+#include "uops/backends/cuda/cuda_backend.h"
+
+namespace uops {
+namespace {
+
+bool have_nvrtc() {
+  try {
+    Graph g;
+    g.output("y", g.unary(UnaryOp::neg, g.input("x", 1, DType::f32)));
+    compile_cuda_ptx(lower(g), "compute_80");
+    return true;
+  } catch (const Error& e) {
+    return std::string(e.what()) != "NVRTC not available in this build";
+  }
+}
+
+void expect_clean_compile(const Program& p, const std::string& label) {
+  std::string log;
+  try {
+    std::string ptx = compile_cuda_ptx(p, "compute_80", &log);
+    EXPECT_NE(ptx.find(".entry block0"), std::string::npos) << label;
+  } catch (const Error& e) {
+    ADD_FAILURE() << label << ": " << e.what() << "\n" << emit_cuda(p);
+    return;
+  }
+  EXPECT_EQ(log, "") << label;
+}
+
+TEST(Cuda, EveryOpAndGradientCompilesWithNvrtc) {
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC not available in this build";
+  for (auto& c : testing::op_cases()) expect_clean_compile(c.program, c.label);
+}
+
+TEST(Cuda, RandomProgramsCompileWithNvrtc) {
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC not available in this build";
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    RandomGraphOptions o;
+    o.dtype = seed % 2 ? DType::f64 : DType::f32;
+    Program p = lower(random_case(seed, o).graph);
+    expect_clean_compile(seed % 3 ? optimize(p) : p, "seed " + std::to_string(seed));
+  }
+}
+
+TEST(Cuda, ReductionsUseTheBlockAndCollisionsUseAtomics) {
+  std::string softmax = emit_cuda(optimize(forward_program(find_op("softmax"), DType::f32)));
+  EXPECT_NE(softmax.find("(cooperative reduction)"), std::string::npos) << softmax;
+  EXPECT_NE(softmax.find("__syncthreads()"), std::string::npos);
+  std::string grad = emit_cuda(optimize(gradient_program(find_op("gather"), DType::f32)));
+  EXPECT_NE(grad.find("atomicAdd("), std::string::npos) << grad;
+}
+
+TEST(Cuda, UnavailableBackendSaysWhy) {
+  std::string why = cuda_unavailable_reason();
+  Graph g;
+  g.output("y", g.unary(UnaryOp::neg, g.input("x", 1, DType::f32)));
+  if (why.empty()) {
+    EXPECT_EQ(make_backend("cuda", lower(g))->backend(), "cuda");
+    return;
+  }
+  try {
+    make_backend("cuda", lower(g));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+}
+
+TEST(Cuda, EveryOpAndGradientMatchesInterpreterOnDevice) {
+  if (!cuda_unavailable_reason().empty())
+    GTEST_SKIP() << "no CUDA device: " << cuda_unavailable_reason();
+  for (auto& c : testing::op_cases()) {
+    auto exe = compile_cuda(c.program);
+    double tol = c.label.find("f64") != std::string::npos ? 1e-9 : 1e-4;
+    EXPECT_TRUE(testing::same_outputs(interpret(c.program, c.inputs, c.params),
+                                      exe->run(c.inputs, c.params), tol))
+        << c.label;
+  }
+}
+
+}  // namespace
+}  // namespace uops
