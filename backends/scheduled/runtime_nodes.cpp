@@ -16,16 +16,10 @@ namespace uops {
 
 namespace {
 
-// The buffer each program tensor is bound to (empty for temporaries), after checking that the
-// step names only its own inputs and outputs and never binds two of them to one buffer.
+// The buffer each program tensor is bound to (empty for temporaries), after checking that no two
+// of them share one.
 std::vector<std::string> bound_names(const ChainStep& step) {
   const Program& p = step.program;
-  for (auto& [tensor, buffer] : step.buffers) {
-    int t = p.find_tensor(tensor);
-    if (t < 0 || p.tensors[t].role == Role::temporary)
-      throw Error("step '" + step.label + "': '" + tensor +
-                  "' is no input or output of its program");
-  }
   std::vector<std::string> names(p.tensors.size());
   std::set<std::string> seen;
   for (size_t t = 0; t < p.tensors.size(); ++t) {
@@ -64,14 +58,40 @@ Tensor& output_buffer(const ChainStep& step, const std::string& name, DType dtyp
   return it->second;
 }
 
+// Tensors read through Data leaves: an i32 tensor whose elements are indices (select, and the
+// scatter of its gradient, which stores at positions it reads).
+void index_reads(const Index& e, std::set<int>& reads) {
+  if (!e) return;
+  if (e->kind == IndexKind::Data) reads.insert(int(e->value));
+  index_reads(e->a, reads);
+  index_reads(e->b, reads);
+  for (const Index& arg : e->args) index_reads(arg, reads);
+}
+
+void value_reads(const Value& v, std::set<int>& reads) {
+  if (!v) return;
+  if (v->kind == ValueKind::Load) reads.insert(v->tensor);
+  for (const Index& i : v->index) index_reads(i, reads);
+  index_reads(v->ivalue, reads);
+  value_reads(v->a, reads);
+  value_reads(v->b, reads);
+  value_reads(v->c, reads);
+}
+
 // A block's accesses: every tensor a statement stores to is written (an accumulation also
-// reads it, which a write already orders), every other tensor it loads is read.
+// reads it, which a write already orders), every other tensor it loads, or reads an index
+// from, is read.
 void block_accesses(const Block& b, std::set<int>& reads, std::set<int>& writes) {
-  for (const Loop& l : b.loops)
+  for (const Loop& l : b.loops) {
+    index_reads(l.start, reads);
+    index_reads(l.end, reads);
     for (const Stmt& s : l.stmts) {
       if (s.kind != StmtKind::reduce) writes.insert(s.tensor);
-      for_each_load(s.value, [&](const ValueNode& n) { reads.insert(n.tensor); });
+      for (const Index& i : s.index) index_reads(i, reads);
+      index_reads(s.arg, reads);
+      value_reads(s.value, reads);
     }
+  }
   for (int t : writes) reads.erase(t);
 }
 

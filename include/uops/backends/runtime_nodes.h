@@ -32,7 +32,9 @@ struct ChainStep {
   std::string label;  // names the step's nodes: "<label>: block 1 (mul)"
   Program program;
   // Program tensor name -> buffer name. Inputs and outputs not listed use their own name;
-  // temporaries always belong to the step alone.
+  // temporaries always belong to the step alone. Names that are no input or output of the
+  // program are ignored, so one map serves an op's forward and gradient programs, whose
+  // inputs vary with what the gradient reads.
   std::map<std::string, std::string> buffers;
   ParamMap params;
 };
