@@ -233,10 +233,4 @@ void ChainNodes::write(const std::string& buffer, const Tensor& value) {
   std::copy(value.bytes.begin(), value.bytes.end(), b.bytes.begin());
 }
 
-std::vector<std::string> ChainNodes::buffer_names() const {
-  std::vector<std::string> names;
-  for (auto& [name, tensor] : state_->buffers) names.push_back(name);
-  return names;
-}
-
 }  // namespace uops

@@ -56,6 +56,8 @@ class ChainNodes {
   // missing buffer, a wrong dtype, rank or size, a missing parameter or a broken equality is a
   // uops::Error here, before anything runs. So is a step that reads a buffer it writes, binds
   // two tensors to one buffer, or writes an existing buffer with another dtype or shape.
+  // `options` choose the compiler and flags; OpenMP is always off, since the streams are the
+  // parallelism (and libgomp's threads would hide races from ThreadSanitizer).
   ChainNodes(std::vector<ChainStep> steps, TensorMap inputs, CCompileOptions options = {});
 
   // Adds every step's nodes to `builder`, in step order.
@@ -65,7 +67,6 @@ class ChainNodes {
   const Tensor& read(const std::string& buffer) const;
   // Overwrites a buffer's contents; `value` must have its dtype and shape.
   void write(const std::string& buffer, const Tensor& value);
-  std::vector<std::string> buffer_names() const;
 
  private:
   struct State;
