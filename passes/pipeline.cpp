@@ -9,13 +9,15 @@
 #include "uops/passes/bounds_check.h"
 #include "uops/passes/dead_code.h"
 #include "uops/passes/loop_fusion.h"
+#include "uops/passes/loop_order.h"
 #include "uops/passes/simplify.h"
 #include "uops/passes/variable_substitution.h"
 
 namespace uops {
 
 std::vector<std::string> pass_names() {
-  return {"dead_code", "loop_fusion", "variable_substitution", "bounds_check", "simplify"};
+  return {"dead_code",  "loop_fusion",  "variable_substitution",
+          "loop_order", "bounds_check", "simplify"};
 }
 
 Program optimize(Program p, const PipelineOptions& options) {
@@ -41,6 +43,8 @@ Program optimize(Program p, const PipelineOptions& options) {
     run("variable_substitution", substitute_variables);
     run("dead_code", eliminate_dead_code);
   }
+  // Last of the structural passes: fusion needs carried scalars and pivots where lowering put them.
+  run("loop_order", order_loops);
   run("bounds_check", eliminate_bounds_checks);
   run("simplify", simplify);
   return p;

@@ -1,5 +1,6 @@
 // The optimization targets on forward ops: matmul and conv2d become one block without
-// temporaries; softmax and layernorm take three passes over their rows. Also checks results.
+// temporaries (matmul in i, k, j order, accumulating into its output); softmax and layernorm take
+// three passes over their rows. Also checks results.
 #include <gtest/gtest.h>
 
 #include "uops/ops/registry.h"
@@ -27,10 +28,9 @@ TEST(OpTargets, MatmulIsOneBlock) {
             "assert a.1 == b.0\n"
             "block 0: reindex + reindex + mul + reduce sum + reindex\n"
             "  for v0 in [0, a.0):\n"
-            "    for v1 in [0, b.1) carry c0 sum:\n"
-            "      for v2 in [0, a.1):\n"
-            "        c0 sum= (a[v0, v2] * b[v2, v1])\n"
-            "      c[v0, v1] = c0\n");
+            "    for v2 in [0, a.1):\n"
+            "      for v1 in [0, b.1):\n"
+            "        c[v0, v1] sum= (a[v0, v2] * b[v2, v1])\n");
   EXPECT_EQ(s.temporaries, 0);
 }
 

@@ -1,0 +1,26 @@
+// Loop ordering for reductions into tensors. Runs after fusion and substitution.
+//
+// First, a sum carried scalar whose only use is `y[idx] = c` in its owner loop becomes direct
+// accumulation `y[idx] sum= v` where it was reduced, when y provably holds zeros on entry (an
+// output or temporary, which start zero-filled, that no earlier block writes), y has the program's
+// value type, nothing else in the block touches y, and idx tells the owner loop's iterations and
+// all outer ones apart. Then y receives 0 + v0 + v1 + ... in the same order: bit-exact.
+//
+// Then, in a block whose statements all sit in the innermost loop and own no carried scalars,
+// the loops are reordered so that the innermost one stores with stride 1 (matmul: i, k, j),
+// which vectorizes without reassociating anything. Loops whose variables index the written
+// elements ("kept") may move freely; the others keep their relative order, so every element
+// receives its contributions in the original order. Legal when every written tensor is accessed
+// everywhere in the block at one index that pins every kept variable (iterations that touch one
+// element differ only in the other loops), loop bounds use no loop variables, and nothing in
+// the statements can raise an error; loops whose bounds can raise one stay in place, as a prefix.
+// The conversion of the first step is kept only when the block is then reordered.
+#pragma once
+
+#include "uops/ir/program.h"
+
+namespace uops {
+
+Program order_loops(Program p);
+
+}  // namespace uops

@@ -1,0 +1,234 @@
+#include "uops/passes/loop_order.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "accesses.h"
+
+namespace uops {
+
+namespace {
+
+bool fixed(const Index& e) {
+  return !uses_any_var(e) && !uses_data(e);
+}
+
+// `e` determines `var`: it is ±var plus terms without loop variables or data.
+bool pins(const Index& e, int var) {
+  switch (e->kind) {
+    case IndexKind::Var:
+      return e->value == var;
+    case IndexKind::Neg:
+      return pins(e->a, var);
+    case IndexKind::Add:
+    case IndexKind::Sub:
+      return (pins(e->a, var) && fixed(e->b)) || (fixed(e->a) && pins(e->b, var));
+    default:
+      return false;
+  }
+}
+
+// `e` is var plus terms without loop variables or data: consecutive values of var are
+// consecutive elements when `e` is the last axis.
+bool unit_stride(const Index& e, int var) {
+  switch (e->kind) {
+    case IndexKind::Var:
+      return e->value == var;
+    case IndexKind::Add:
+      return (unit_stride(e->a, var) && fixed(e->b)) || (fixed(e->a) && unit_stride(e->b, var));
+    case IndexKind::Sub:
+      return unit_stride(e->a, var) && fixed(e->b);
+    default:
+      return false;
+  }
+}
+
+// A division or modulo whose divisor is not a positive constant can raise an error; where and
+// whether it is evaluated must then not change.
+bool may_error(const Index& e) {
+  if (!e) return false;
+  int64_t c = 0;
+  if ((e->kind == IndexKind::Div || e->kind == IndexKind::Mod) && !(is_const(e->b, &c) && c > 0))
+    return true;
+  for (auto& a : e->args)
+    if (may_error(a)) return true;
+  return may_error(e->a) || may_error(e->b);
+}
+
+bool may_error(const Value& v) {
+  if (!v) return false;
+  for (auto& e : v->index)
+    if (may_error(e)) return true;
+  return may_error(v->ivalue) || may_error(v->a) || may_error(v->b) || may_error(v->c);
+}
+
+bool may_error(const Stmt& s) {
+  for (auto& e : s.index)
+    if (may_error(e)) return true;
+  return may_error(s.value) || may_error(s.arg);
+}
+
+int count_uses(const Block& b, int carried) {
+  int n = 0;
+  for (auto& l : b.loops)
+    for (auto& s : l.stmts) n += uses_carried(s.value, carried);
+  return n;
+}
+
+// Whether tensor t is zero when block `bi` starts: outputs and temporaries are zero-filled, and
+// no earlier block writes t.
+bool starts_zero(const Program& p, size_t bi, int t) {
+  if (p.tensors[t].role == Role::input) return false;
+  for (size_t b = 0; b < bi; ++b)
+    for (auto& a : passes::block_accesses(p.blocks[b]))
+      if (a.tensor == t && a.write) return false;
+  return true;
+}
+
+// Turns the carried sum owned by loop k with id c into accumulation into its one store, when the
+// conditions of the header hold; returns whether it did.
+bool accumulate_directly(const Program& p, size_t bi, Block& b, size_t k, int c) {
+  Loop& owner = b.loops[k];
+  auto store = std::find_if(owner.stmts.begin(), owner.stmts.end(), [&](const Stmt& s) {
+    return s.kind == StmtKind::assign && s.value->kind == ValueKind::Carried &&
+           s.value->carried == c;
+  });
+  if (store == owner.stmts.end() || count_uses(b, c) != 1) return false;
+  int y = store->tensor;
+  if (p.tensors[y].dtype != p.value_type() || !starts_zero(p, bi, y)) return false;
+  for (auto& a : passes::block_accesses(b))
+    if (a.tensor == y && !(a.write && a.loop == int(k))) return false;
+  for (auto& e : store->index)
+    if (uses_data(e)) return false;
+  for (size_t j = 0; j <= k; ++j) {
+    bool pinned = false;
+    for (auto& e : store->index) pinned |= pins(e, b.loops[j].var);
+    if (!pinned) return false;
+  }
+  for (size_t j = 0; j <= k; ++j)
+    for (auto& s : b.loops[j].stmts)
+      if (s.kind == StmtKind::reduce && s.carried == c) return false;
+  Stmt target = *store;
+  owner.stmts.erase(store);
+  std::erase_if(owner.carried, [&](const Carried& x) { return x.id == c; });
+  for (size_t j = k + 1; j < b.loops.size(); ++j)
+    for (auto& s : b.loops[j].stmts)
+      if (s.kind == StmtKind::reduce && s.carried == c) {
+        s.kind = StmtKind::accumulate;
+        s.tensor = y;
+        s.index = target.index;
+        s.checked = target.checked;
+        s.op = ReduceOp::sum;
+        s.carried = -1;
+      }
+  return true;
+}
+
+// The loop order of the header for a block whose statements all sit in its innermost loop, or
+// nothing when the block keeps its order.
+std::optional<std::vector<size_t>> better_order(const Block& b) {
+  size_t n = b.loops.size();
+  if (n < 2) return std::nullopt;
+  size_t prefix = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const Loop& l = b.loops[k];
+    if (!l.carried.empty() || (k + 1 < n && !l.stmts.empty())) return std::nullopt;
+    if (uses_any_var(l.start) || uses_any_var(l.end)) return std::nullopt;
+    if (may_error(l.start) || may_error(l.end)) prefix = k + 1;
+  }
+  for (auto& s : b.loops.back().stmts)
+    if (s.kind == StmtKind::reduce || may_error(s)) return std::nullopt;
+
+  auto accesses = passes::block_accesses(b);
+  std::set<int> written, kept;
+  for (auto& a : accesses)
+    if (a.write) {
+      written.insert(a.tensor);
+      std::vector<int> vars;
+      for (auto& e : a.index) collect_vars(e, vars);
+      kept.insert(vars.begin(), vars.end());
+    }
+  for (int t : written) {
+    const std::vector<Index>* index = nullptr;
+    for (auto& a : accesses) {
+      if (a.tensor != t) continue;
+      if (a.stmt < 0) return std::nullopt;
+      if (!index) index = &a.index;
+      if (index->size() != a.index.size()) return std::nullopt;
+      for (size_t i = 0; i < index->size(); ++i)
+        if (!equal((*index)[i], a.index[i])) return std::nullopt;
+    }
+    for (int v : kept) {
+      bool pinned = false;
+      for (auto& e : *index) pinned |= pins(e, v);
+      if (!pinned) return std::nullopt;
+    }
+  }
+
+  // The innermost candidate: a kept loop every store walks with stride 1, then the most loads
+  // that walk it with stride 1 or do not depend on it.
+  auto stride_one = [](const std::vector<Index>& ix, int v) {
+    if (ix.empty() || !unit_stride(ix.back(), v)) return false;
+    for (size_t i = 0; i + 1 < ix.size(); ++i)
+      if (uses_var(ix[i], v)) return false;
+    return true;
+  };
+  auto invariant = [](const std::vector<Index>& ix, int v) {
+    return std::none_of(ix.begin(), ix.end(), [&](const Index& e) { return uses_var(e, v); });
+  };
+  std::optional<size_t> best;
+  int best_score = -1;
+  for (size_t k = prefix; k < n; ++k) {
+    int v = b.loops[k].var;
+    if (!kept.count(v)) continue;
+    bool stores = true;
+    int score = 0;
+    for (auto& a : accesses) {
+      if (a.write)
+        stores &= stride_one(a.index, v);
+      else
+        score += stride_one(a.index, v) || invariant(a.index, v);
+    }
+    if (stores && score >= best_score) best = k, best_score = score;
+  }
+  if (!best || *best == n - 1) return std::nullopt;
+  int last = b.loops.back().var;
+  bool innermost_fine = kept.count(last) > 0;
+  for (auto& a : accesses)
+    if (a.write) innermost_fine &= stride_one(a.index, last);
+  if (innermost_fine) return std::nullopt;
+  std::vector<size_t> order;
+  for (size_t k = 0; k < n; ++k)
+    if (k != *best) order.push_back(k);
+  order.push_back(*best);
+  return order;
+}
+
+bool reorder(Block& b) {
+  auto order = better_order(b);
+  if (!order) return false;
+  std::vector<Stmt> stmts = std::move(b.loops.back().stmts);
+  std::vector<Loop> loops;
+  for (size_t k : *order) loops.push_back(std::move(b.loops[k]));
+  loops.back().stmts = std::move(stmts);
+  b.loops = std::move(loops);
+  return true;
+}
+
+}  // namespace
+
+Program order_loops(Program p) {
+  for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
+    Block b = p.blocks[bi];
+    for (size_t k = 0; k < b.loops.size(); ++k) {
+      std::vector<Carried> owned = b.loops[k].carried;
+      for (auto& c : owned)
+        if (c.op == ReduceOp::sum) accumulate_directly(p, bi, b, k, c.id);
+    }
+    if (reorder(b)) p.blocks[bi] = std::move(b);
+  }
+  return p;
+}
+
+}  // namespace uops

@@ -1,0 +1,140 @@
+// Loop ordering (uops/passes/loop_order.h): which reductions become accumulations into their
+// output and get reordered, which must not, and that the result is bit for bit the original's.
+#include "uops/passes/loop_order.h"
+
+#include <gtest/gtest.h>
+
+#include "support/random_graph.h"
+#include "uops/ir/verifier.h"
+#include "uops/passes/pipeline.h"
+#include "uops/uops.h"
+
+namespace uops {
+namespace {
+
+// Long sums of values of mixed sign and magnitude: any change of order shows in the last bits.
+Tensor mixed(std::vector<int64_t> shape) {
+  Tensor x(DType::f32, shape);
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, double((i * 7919) % 1000 - 500) / (1 + i % 7));
+  return x;
+}
+
+void expect_bitwise(const Program& p, const Program& q, const TensorMap& in) {
+  ASSERT_TRUE(verify(q).empty()) << print(q);
+  TensorMap a = interpret(p, in), b = interpret(q, in);
+  for (auto& [name, t] : a)
+    for (int64_t i = 0; i < t.numel(); ++i) ASSERT_EQ(t.get(i), b.at(name).get(i)) << name << i;
+}
+
+// y[0, j] = sum over i of x[i, j]: the reduced loop is innermost and reads with stride x.1.
+Program column_sums(ReduceOp op = ReduceOp::sum) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  g.output("y", g.reduce(op, {0}, x));
+  return lower(g);
+}
+
+const TensorMap& column_input() {
+  static const TensorMap in{{"x", mixed({300, 17})}};
+  return in;
+}
+
+TEST(LoopOrder, ColumnSumsAccumulateRowByRow) {
+  Program p = column_sums(), q = order_loops(p);
+  EXPECT_EQ(print_block(q, q.blocks[0], 0),
+            "block 0: reduce sum\n"
+            "  for v1 in [0, x.0):\n"
+            "    for v0 in [0, x.1):\n"
+            "      y?[0, v0] sum= x?[v1, v0]\n")
+      << print(p);
+  expect_bitwise(p, q, column_input());
+}
+
+TEST(LoopOrder, MatmulIsBitExact) {
+  Graph g;
+  Node a = g.input("a", 2, DType::f32), b = g.input("b", 2, DType::f32);
+  Node ab = g.binary(BinaryOp::mul, g.reindex(a, {"dA0", "dB1", "dA1[=dB0]"}, {"i0", "i2"}, {a, b}),
+                     g.reindex(b, {"dA0", "dB1", "dA1"}, {"i2", "i1"}, {a, b}));
+  g.output("c", g.reindex(g.reduce(ReduceOp::sum, {2}, ab), {"dA0", "dA1"}, {"i0", "i1", "0"}));
+  Program p = lower(g), q = optimize(p, {true});
+  expect_bitwise(p, q, {{"a", mixed({7, 400})}, {"b", mixed({400, 9})}});
+}
+
+// Only a sum starts from the zeros the output is filled with.
+TEST(LoopOrder, OtherReductionsStay) {
+  for (ReduceOp op : {ReduceOp::max, ReduceOp::min, ReduceOp::prod, ReduceOp::mean}) {
+    Program p = column_sums(op);
+    EXPECT_EQ(print(order_loops(p)), print(p)) << op_name(op);
+  }
+}
+
+// A second copy of the block finds y already written: it must keep its carried sum (adding
+// into y would double it); the first copy still converts.
+TEST(LoopOrder, OutputWrittenBeforeStays) {
+  Program p = column_sums();
+  p.blocks.push_back(p.blocks[0]);
+  Program q = order_loops(p);
+  EXPECT_TRUE(q.blocks[0].loops[0].carried.empty()) << print(q);
+  EXPECT_EQ(print_block(q, q.blocks[1], 1), print_block(p, p.blocks[1], 1));
+  expect_bitwise(p, q, column_input());
+}
+
+// y[0, 0] = c for every column keeps the last column's sum; accumulating would add them all.
+TEST(LoopOrder, StoreThatDoesNotTellIterationsApartStays) {
+  Program p = column_sums();
+  for (auto& l : p.blocks[0].loops)
+    for (auto& s : l.stmts)
+      if (s.kind == StmtKind::assign) s.index = {idx::constant(0), idx::constant(0)};
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  Program q = order_loops(p);
+  EXPECT_EQ(print(q), print(p));
+  expect_bitwise(p, q, column_input());
+}
+
+// The reduction reads y itself: accumulating would change what it reads.
+TEST(LoopOrder, OutputReadInTheBlockStays) {
+  Program p = column_sums();
+  Block& b = p.blocks[0];
+  const Stmt store = b.loops[0].stmts.back();
+  Stmt& reduce = b.loops.back().stmts.back();
+  reduce.value = val::binary(BinaryOp::add, reduce.value, val::load(store.tensor, store.index));
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  EXPECT_EQ(print(order_loops(p)), print(p));
+}
+
+// Accumulations already in place reorder only when every written tensor is accessed at one
+// index: here z reads y at the previous row, which reordering would make see other values.
+TEST(LoopOrder, ReadOfAnotherElementBlocksReordering) {
+  Program p = column_sums();
+  Program q = order_loops(p);
+  Block unordered = q.blocks[0];
+  std::swap(unordered.loops[0], unordered.loops[1]);
+  std::swap(unordered.loops[0].stmts, unordered.loops[1].stmts);
+  p.blocks = {unordered};
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  ASSERT_NE(print(order_loops(p)), print(p));  // alone, it would move back
+  Stmt read = p.blocks[0].loops.back().stmts[0];
+  int z = int(p.tensors.size());
+  p.tensors.push_back({"z", DType::f32, p.tensors[read.tensor].shape, Role::output});
+  read.value = val::load(read.tensor, {read.index[0], idx::sub(read.index[1], idx::constant(1))});
+  read.tensor = z;
+  p.blocks[0].loops.back().stmts.push_back(read);
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  EXPECT_EQ(print(order_loops(p)), print(p));
+}
+
+// The random-program differential test (differential_test.cpp) only judges this pass if some of
+// its programs are reordered.
+TEST(LoopOrder, RandomProgramsExerciseIt) {
+  int changed = 0;
+  for (uint64_t seed = 0; seed < 2000; ++seed) {
+    RandomGraphOptions o;
+    o.max_nodes = 6 + int(seed % 11);
+    Program p = lower(random_case(seed, o).graph);
+    changed += print(order_loops(p)) != print(p);
+  }
+  EXPECT_GT(changed, 20);  // 2000 seeds reorder about 50 programs
+}
+
+}  // namespace
+}  // namespace uops
