@@ -68,7 +68,7 @@ KernelFn entry(void* handle, const std::string& name) {
 }  // namespace
 
 std::unique_ptr<Executable> compile_c(Program p, const CCompileOptions& options) {
-  void* handle = cgen::compile_and_load(emit_c(p), options);
+  void* handle = cgen::compile_and_load(emit_c(p, options), options);
   KernelFn fn = entry(handle, "uops_kernel");
   return std::make_unique<CKernel>(std::move(p), fn, thread_count(options));
 }
@@ -90,7 +90,8 @@ std::vector<std::unique_ptr<Executable>> compile_c_batch(std::vector<Program> pr
         entries.push_back("uops_kernel_" + std::to_string(i));
       }
       try {
-        handles[c] = cgen::compile_and_load(cgen::emit_c_unit(ps, entries), options);
+        handles[c] =
+            cgen::compile_and_load(cgen::emit_c_unit(ps, entries, options.reassociate), options);
       } catch (const Error& e) {
         errors[c] = e.what();
       }

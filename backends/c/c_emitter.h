@@ -10,8 +10,9 @@
 namespace uops::cgen {
 
 // A translation unit defining `entries[i]` for `programs[i]`, each with the ABI documented in
-// uops/backends/c/c_backend.h.
+// uops/backends/c/c_backend.h. `reassociate` lets innermost sum and product reductions run as
+// SIMD reductions (CCompileOptions::reassociate); off, every operation keeps its order.
 std::string emit_c_unit(const std::vector<const Program*>& programs,
-                        const std::vector<std::string>& entries);
+                        const std::vector<std::string>& entries, bool reassociate = false);
 
 }  // namespace uops::cgen

@@ -19,6 +19,7 @@ KernelWriter::KernelWriter(const Program& p, Dialect d)
   for (auto& b : p.blocks)
     for (auto& l : b.loops) {
       var_start_[l.var] = l.start;
+      var_end_[l.var] = l.end;
       for (auto& c : l.carried)
         if (is_arg_reduce(c.op)) arg_carried_.insert(c.id);
     }
@@ -167,11 +168,22 @@ std::string KernelWriter::offset(int t, const std::vector<Index>& index) {
   return s;
 }
 
+// An axis that is a loop variable running over [0, that axis's size) needs no test; leaving it
+// out keeps the rest of the test invariant in that loop, so the compiler can hoist it.
+bool KernelWriter::spans_axis(int t, size_t a, const Index& e) const {
+  if (e->kind != IndexKind::Var) return false;
+  auto start = var_start_.find(int(e->value));
+  int64_t c = -1;
+  return start != var_start_.end() && is_const(start->second, &c) && c == 0 &&
+         equal(var_end_.at(int(e->value)), p_.tensors[t].shape[a]);
+}
+
 std::string KernelWriter::in_range(int t, const std::vector<Index>& index) {
   std::string s;
   for (size_t a = 0; a < index.size(); ++a) {
+    if (spans_axis(t, a, index[a])) continue;
     sizes_.insert({t, int(a)});
-    s += (a ? " && " : "") + helper("in_range") + "(" + print_index(index[a], 1) + ", " +
+    s += (s.empty() ? "" : " && ") + helper("in_range") + "(" + print_index(index[a], 1) + ", " +
          names_.size(t, int(a)) + ")";
   }
   return s.empty() ? "1" : s;
@@ -194,8 +206,9 @@ std::string KernelWriter::load(const ValueNode& n) {
   std::string cast =
       (t == DType::i32 || (t == DType::f64) != f64_) ? "(" + std::string(scalar()) + ")" : "";
   std::string at = names_.tensors[n.tensor] + "[" + offset(n.tensor, n.index) + "]";
-  if (!n.checked) return cast + at;
-  return "(" + in_range(n.tensor, n.index) + " ? " + cast + at + " : " + literal(n.fill) + ")";
+  std::string cond = n.checked ? in_range(n.tensor, n.index) : "1";
+  if (cond == "1") return cast + at;
+  return "(" + cond + " ? " + cast + at + " : " + literal(n.fill) + ")";
 }
 
 std::string KernelWriter::print_value(const Value& v, int min_prec) {
@@ -365,8 +378,11 @@ std::string KernelWriter::store(const Stmt& s, bool atomic) {
     line = at + " = " + helper(std::string("reduce_") + op_name(s.op) + suffix) + "(" + at + ", " +
            v + ");";
   }
-  if (!s.checked) return line;
-  std::string cond = "if (" + in_range(s.tensor, s.index) + ") " + line;
+  std::string range = s.checked ? in_range(s.tensor, s.index) : "1";
+  if (range == "1")
+    return temp ? "{ const " + std::string(scalar()) + " r = " + value(s.value) + "; " + line + " }"
+                : line;
+  std::string cond = "if (" + range + ") " + line;
   if (!temp) return cond;
   return "{ const " + std::string(scalar()) + " r = " + value(s.value) + "; " + cond + " }";
 }

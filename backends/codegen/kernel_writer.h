@@ -72,13 +72,14 @@ class KernelWriter {
   std::string math(const char* name) const;  // expf or exp
   std::string load(const ValueNode& n);
   bool nonnegative(const Index& e) const;
+  bool spans_axis(int t, size_t a, const Index& e) const;
   std::string store(const Stmt& s, bool atomic);
 
   const Program& p_;
   Dialect d_;
   Names names_;
   bool f64_;
-  std::map<int, Index> var_start_;
+  std::map<int, Index> var_start_, var_end_;
   std::set<int> arg_carried_;
   std::set<int> tensors_;
   std::set<std::pair<int, int>> sizes_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/compare.h"
+#include "uops/passes/pipeline.h"
 #include "uops/uops.h"
 
 namespace uops {
@@ -17,14 +18,28 @@ Graph matmul_graph() {
   return g;
 }
 
+// Without reassociation bit for bit; with it (the default) the sums run as SIMD reductions.
 TEST(CBackend, MatmulMatchesInterpreter) {
-  Program p = lower(matmul_graph());
-  auto exe = compile_c(p);
-  EXPECT_EQ(exe->backend(), "c");
-  for (auto [m, k, n] : {std::tuple{2, 3, 2}, {5, 7, 3}, {0, 4, 2}, {33, 1, 65}}) {
-    TensorMap in = testing::random_inputs(p, {{"a", {m, k}}, {"b", {k, n}}}, m * 100 + n);
-    EXPECT_TRUE(testing::same_outputs(interpret(p, in), exe->run(in)));
+  for (Program p : {lower(matmul_graph()), optimize(lower(matmul_graph()))}) {
+    CCompileOptions exact;
+    exact.reassociate = false;
+    auto bitwise = compile_c(p, exact), fast = compile_c(p);
+    EXPECT_EQ(fast->backend(), "c");
+    for (auto [m, k, n] : {std::tuple{2, 3, 2}, {5, 7, 3}, {0, 4, 2}, {33, 1, 65}, {9, 300, 17}}) {
+      TensorMap in = testing::random_inputs(p, {{"a", {m, k}}, {"b", {k, n}}}, m * 100 + n);
+      TensorMap want = interpret(p, in);
+      EXPECT_TRUE(testing::same_outputs(want, bitwise->run(in)));
+      EXPECT_TRUE(testing::same_outputs(want, fast->run(in), 1e-4));
+    }
   }
+}
+
+TEST(CBackend, ReassociationIsAnOption) {
+  Program p = lower(matmul_graph());
+  CCompileOptions exact;
+  exact.reassociate = false;
+  EXPECT_NE(emit_c(p).find("#pragma omp simd reduction(+:c0)"), std::string::npos) << emit_c(p);
+  EXPECT_EQ(emit_c(p, exact).find("omp simd"), std::string::npos);
 }
 
 TEST(CBackend, EmitsReadableSource) {

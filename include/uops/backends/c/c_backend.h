@@ -29,10 +29,14 @@ struct CCompileOptions {
   std::string compiler;  // empty: $CC, else "cc"
   bool openmp = true;    // -fopenmp when the compiler accepts it
   int threads = 0;       // threads per parallel loop; 0: one per core
+  // Innermost sum and product reductions into carried scalars run as OpenMP SIMD reductions
+  // (with OpenMP only): several partial sums, so results differ from the interpreter's in the
+  // last bits. Off, the generated code keeps every operation and its order: bit-exact.
+  bool reassociate = true;
   std::vector<std::string> extra_flags;
 };
 
-std::string emit_c(const Program& p);
+std::string emit_c(const Program& p, const CCompileOptions& options = {});
 std::unique_ptr<Executable> compile_c(Program p, const CCompileOptions& options = {});
 // Many programs in one translation unit and one compiler call (entry points uops_kernel_<i>):
 // what the differential tests use when compile latency would dominate.
