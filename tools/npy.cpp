@@ -95,7 +95,7 @@ Tensor read(const std::string& path) {
     throw Error(path + ": holds " + std::to_string(bytes.size() - data) + " bytes of data, " +
                 t.shape_text() + " " + dtype_name(dtype) + " needs " +
                 std::to_string(t.bytes.size()));
-  std::memcpy(t.bytes.data(), bytes.data() + data, t.bytes.size());
+  if (!t.bytes.empty()) std::memcpy(t.bytes.data(), bytes.data() + data, t.bytes.size());
   return t;
 }
 
