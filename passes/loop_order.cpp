@@ -198,6 +198,15 @@ std::optional<std::vector<size_t>> better_order(const Block& b) {
   for (auto& a : accesses)
     if (a.write) innermost_fine &= stride_one(a.index, last);
   if (innermost_fine) return std::nullopt;
+  // A reduced innermost loop that reads everything with stride 1 vectorizes as a reduction
+  // where the backend may reassociate; trading it for strided loads does not pay (conv2d:
+  // 0.54 of Eigen against 0.23).
+  auto walks_well = [&](int v) {
+    for (auto& a : accesses)
+      if (!a.write && !stride_one(a.index, v) && !invariant(a.index, v)) return false;
+    return true;
+  };
+  if (walks_well(last) && !walks_well(b.loops[*best].var)) return std::nullopt;
   std::vector<size_t> order;
   for (size_t k = 0; k < n; ++k)
     if (k != *best) order.push_back(k);

@@ -60,6 +60,16 @@ TEST(LoopOrder, MatmulIsBitExact) {
   expect_bitwise(p, q, {{"a", mixed({7, 400})}, {"b", mixed({400, 9})}});
 }
 
+// Row sums already read with stride 1 in their reduced innermost loop; a backend may run it as a
+// SIMD reduction, and making the row loop innermost would read x with stride x.1.
+TEST(LoopOrder, StrideOneReductionStays) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  g.output("y", g.reduce(ReduceOp::sum, {1}, x));
+  Program p = lower(g);
+  EXPECT_EQ(print(order_loops(p)), print(p));
+}
+
 // Only a sum starts from the zeros the output is filled with.
 TEST(LoopOrder, OtherReductionsStay) {
   for (ReduceOp op : {ReduceOp::max, ReduceOp::min, ReduceOp::prod, ReduceOp::mean}) {

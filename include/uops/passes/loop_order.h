@@ -8,7 +8,10 @@
 //
 // Then, in a block whose statements all sit in the innermost loop and own no carried scalars,
 // the loops are reordered so that the innermost one stores with stride 1 (matmul: i, k, j),
-// which vectorizes without reassociating anything. Loops whose variables index the written
+// which vectorizes without reassociating anything; but not when the innermost loop reads
+// everything with stride 1 and the new one would read something strided (conv2d over NHWC
+// with OHWI weights keeps its channel reduction innermost: a backend may run it as a SIMD
+// reduction). Loops whose variables index the written
 // elements ("kept") may move freely; the others keep their relative order, so every element
 // receives its contributions in the original order. Legal when every written tensor is accessed
 // everywhere in the block at one index that pins every kept variable (iterations that touch one
