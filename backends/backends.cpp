@@ -15,7 +15,9 @@ std::unique_ptr<Executable> make_backend(const std::string& name, Program p) {
 }
 
 std::vector<std::string> available_backends() {
-  return {"interp", "c"};
+  std::vector<std::string> names = {"interp", "c"};
+  if (cuda_unavailable_reason().empty()) names.push_back("cuda");
+  return names;
 }
 
 }  // namespace uops
