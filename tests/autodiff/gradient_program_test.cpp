@@ -119,9 +119,11 @@ TEST(GradientProgram, ForwardBlocksComeFirstThenGradientsInReverseOrderZeroedOnl
             (std::vector<std::string>{"reindex", "reindex", "zero grad_t5", "grad of reindex",
                                       "grad of reduce sum", "grad of mul to x", "grad of mul to y",
                                       "zero da", "grad of reindex", "zero db", "grad of reindex"}));
-  for (auto& b : p.blocks)
-    if (b.origin == "grad of reduce sum" || b.origin.rfind("grad of mul", 0) == 0)
+  for (auto& b : p.blocks) {
+    if (b.origin == "grad of reduce sum" || b.origin.rfind("grad of mul", 0) == 0) {
       EXPECT_EQ(b.loops.back().stmts[0].kind, StmtKind::assign) << b.origin;
+    }
+  }
   // Every gradient tensor is zeroed exactly once, before anything accumulates into it.
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     int zeroed = -1, first_accumulation = -1;
@@ -134,7 +136,9 @@ TEST(GradientProgram, ForwardBlocksComeFirstThenGradientsInReverseOrderZeroedOnl
           zeroed = int(k);
         }
       }
-    if (first_accumulation >= 0) EXPECT_LT(zeroed, first_accumulation) << p.tensors[t].name;
+    if (first_accumulation >= 0) {
+      EXPECT_LT(zeroed, first_accumulation) << p.tensors[t].name;
+    }
   }
 }
 
