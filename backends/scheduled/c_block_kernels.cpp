@@ -35,7 +35,7 @@ std::vector<std::vector<BlockFn>> compile_block_kernels(const std::vector<Progra
   if (singles.empty()) return kernels;
   std::vector<const Program*> pointers;
   for (const Program& p : singles) pointers.push_back(&p);
-  void* handle = compile_and_load(emit_c_unit(pointers, entries), options);
+  void* handle = compile_and_load(emit_c_unit(pointers, entries, options.reassociate), options);
 
   for (size_t i = 0; i < programs.size(); ++i)
     for (size_t b = 0; b < programs[i].blocks.size(); ++b) {
