@@ -11,6 +11,7 @@
 #include "uops/passes/loop_fusion.h"
 #include "uops/passes/loop_order.h"
 #include "uops/passes/simplify.h"
+#include "uops/passes/storage_reuse.h"
 #include "uops/passes/variable_substitution.h"
 
 namespace uops {
@@ -36,6 +37,8 @@ Program optimize(Program p, const PipelineOptions& options) {
     if (which == "all" || which == name) dump << "// after " << name << "\n" << print(p);
   };
   run("dead_code", eliminate_dead_code);
+  // Before substitution, which would recompute an expensive temporary at each read.
+  run("storage_reuse", reuse_storage);
   // Fusion enables substitution, and removing a temporary can enable more fusion.
   for (std::string before; before != print(p);) {
     before = print(p);

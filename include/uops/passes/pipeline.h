@@ -1,7 +1,7 @@
-// The optimization pipeline (DESIGN.md 3.5): dead-code elimination, then loop fusion, variable
-// substitution and dead-code elimination repeated until the program stops changing, then loop
-// ordering, bounds-check elimination and simplification. No pass changes a result; the random-program
-// differential tests hold them to it.
+// The optimization pipeline (DESIGN.md 3.5): dead-code elimination and storage reuse, then loop
+// fusion, variable substitution and dead-code elimination repeated until the program stops
+// changing, then loop ordering, bounds-check elimination and simplification. No pass changes a
+// result; the random-program differential tests hold them to it.
 //
 // `verify` runs the verifier after every pass (an InternalError names the pass); `dump_after`
 // prints the program after the named pass, or after every pass with "all", to `dump` (stderr

@@ -1,0 +1,135 @@
+#include "uops/passes/storage_reuse.h"
+
+#include "accesses.h"
+
+namespace uops {
+
+namespace {
+
+bool expensive(const Value& v) {
+  if (!v) return false;
+  if (v->kind == ValueKind::Unary) {
+    switch (v->uop) {
+      case UnaryOp::exp:
+      case UnaryOp::log:
+      case UnaryOp::tanh:
+      case UnaryOp::sigmoid:
+      case UnaryOp::sin:
+      case UnaryOp::cos:
+        return true;
+      default:
+        break;
+    }
+  }
+  if (v->kind == ValueKind::Binary && v->bop == BinaryOp::pow) return true;
+  return expensive(v->a) || expensive(v->b) || expensive(v->c);
+}
+
+bool same_index(const std::vector<Index>& a, const std::vector<Index>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!equal(a[i], b[i])) return false;
+  return true;
+}
+
+bool pins(const Index& e, int var) {
+  auto fixed = [](const Index& x) { return !uses_any_var(x) && !uses_data(x); };
+  switch (e->kind) {
+    case IndexKind::Var:
+      return e->value == var;
+    case IndexKind::Neg:
+      return pins(e->a, var);
+    case IndexKind::Add:
+    case IndexKind::Sub:
+      return (pins(e->a, var) && fixed(e->b)) || (fixed(e->a) && pins(e->b, var));
+    default:
+      return false;
+  }
+}
+
+// The output t can live in, or -1.
+int target(const Program& p, int t) {
+  const TensorInfo& info = p.tensors[t];
+  if (info.role != Role::temporary) return -1;
+  int writes = 0, last_block = -1, reads = 0;
+  const Stmt* def = nullptr;
+  for (size_t b = 0; b < p.blocks.size(); ++b)
+    for (auto& a : passes::block_accesses(p.blocks[b])) {
+      if (a.tensor != t) continue;
+      if (a.stmt < 0) return -1;
+      last_block = int(b);
+      if (a.write) {
+        ++writes;
+        def = &p.blocks[b].loops[a.loop].stmts[a.stmt];
+      } else {
+        ++reads;
+      }
+    }
+  if (writes != 1 || reads < 2 || def->kind != StmtKind::assign || !expensive(def->value))
+    return -1;
+  const Block& block = p.blocks[last_block];
+  auto accesses = passes::block_accesses(block);
+  int loop = -1, last = -1;
+  for (auto& a : accesses)
+    if (a.tensor == t) {
+      if (loop >= 0 && a.loop != loop) return -1;
+      loop = a.loop;
+      last = std::max(last, a.stmt);
+    }
+  const Stmt& s = block.loops[loop].stmts[last];
+  if (s.kind != StmtKind::assign || s.tensor == t) return -1;
+  int y = s.tensor;
+  const TensorInfo& out = p.tensors[y];
+  if (out.role == Role::input || out.dtype != info.dtype || !same_index(out.shape, info.shape))
+    return -1;
+  for (auto& a : accesses) {
+    if (a.tensor == t && !same_index(a.index, s.index)) return -1;
+    if (a.tensor == y && !(a.write && a.loop == loop && a.stmt == last)) return -1;
+  }
+  for (int k = 0; k <= loop; ++k) {
+    bool pinned = false;
+    for (auto& e : s.index) pinned |= pins(e, block.loops[k].var);
+    if (!pinned) return -1;
+  }
+  for (int b = 0; b < last_block; ++b)
+    for (auto& a : passes::block_accesses(p.blocks[b]))
+      if (a.tensor == y) return -1;
+  return y;
+}
+
+void rename(Program& p, int from, int to) {
+  std::function<Index(const Index&)> index = [&](const Index& e) {
+    return rewrite(e, [&](const Index& leaf) -> Index {
+      if (leaf->kind == IndexKind::Dim && leaf->value == from) return idx::dim(to, leaf->axis);
+      if (leaf->kind != IndexKind::Data || leaf->value != from) return nullptr;
+      std::vector<Index> args;
+      for (auto& a : leaf->args) args.push_back(index(a));
+      return idx::data(to, std::move(args));
+    });
+  };
+  passes::map_program(p, index, [&](const Value& v) {
+    return rewrite(
+        v,
+        [&](const Value& n) -> Value {
+          if (n->kind != ValueKind::Load || n->tensor != from) return nullptr;
+          std::vector<Index> ix;
+          for (auto& e : n->index) ix.push_back(index(e));
+          return val::load(to, std::move(ix), n->fill, n->checked);
+        },
+        index);
+  });
+  for (auto& b : p.blocks)
+    for (auto& l : b.loops)
+      for (auto& s : l.stmts)
+        if (s.kind != StmtKind::reduce && s.tensor == from) s.tensor = to;
+}
+
+}  // namespace
+
+Program reuse_storage(Program p) {
+  for (int t = 0; t < int(p.tensors.size()); ++t)
+    if (int y = target(p, t); y >= 0) rename(p, t, y);
+  return p;
+}
+
+}  // namespace uops
