@@ -28,7 +28,10 @@ namespace uops {
 struct CCompileOptions {
   std::string compiler;  // empty: $CC, else "cc"
   bool openmp = true;    // -fopenmp when the compiler accepts it
-  int threads = 0;       // threads per parallel loop; 0: one per core
+  // Threads per parallel loop; 0: one per core. On a machine shared with other work, run with
+  // OMP_WAIT_POLICY=passive: libgomp's default spinning after each parallel loop takes the core
+  // the caller's next serial work needs (measured: 2 threads 10x slower than 1 elementwise).
+  int threads = 0;
   // Innermost sum and product reductions into carried scalars run as OpenMP SIMD reductions
   // (with OpenMP only): several partial sums, so results differ from the interpreter's in the
   // last bits. Off, the generated code keeps every operation and its order: bit-exact.
