@@ -73,10 +73,11 @@ CompilerInfo compiler_info(const std::string& compiler) {
   CompilerInfo info;
   info.program = path;
   std::filesystem::path id_file =
-      kernel_cache_path("compiler-" + kernel_cache_key(stamp, "", ""), ".id");
-  if (auto cached = read_file(id_file); cached && cached->size() >= 2) {
+      kernel_cache_path("compiler-" + kernel_cache_key(stamp, "openmp mvec", ""), ".id");
+  if (auto cached = read_file(id_file); cached && cached->size() >= 3) {
     info.openmp = (*cached)[0] == '1';
-    info.identity = cached->substr(2);
+    info.mvec = (*cached)[1] == '1';
+    info.identity = cached->substr(3);
   } else {
     int status = 0;
     info.identity = run_command(shell_quote(path) + " --version", &status);
@@ -89,9 +90,16 @@ CompilerInfo compiler_info(const std::string& compiler) {
                     " " + shell_quote(probe.string()),
                 &status);
     info.openmp = status == 0;
+    if (info.openmp) {
+      run_command(shell_quote(path) + " -fopenmp -shared -fPIC -o " + shell_quote(out.string()) +
+                      " " + shell_quote(probe.string()) + " -lmvec",
+                  &status);
+      info.mvec = status == 0;
+    }
     std::error_code ec;
     std::filesystem::remove(out, ec);
-    write_file_atomically(id_file, std::string(info.openmp ? "1" : "0") + "\n" + info.identity);
+    write_file_atomically(id_file, std::string(info.openmp ? "1" : "0") + (info.mvec ? "1" : "0") +
+                                       "\n" + info.identity);
   }
   known[stamp] = info;
   return info;
@@ -101,15 +109,23 @@ std::vector<std::string> compile_flags(const CompilerInfo& cc, const CCompileOpt
   // -fno-math-errno lets sqrt compile to one instruction; results do not change.
   std::vector<std::string> flags = {"-std=c99", "-O3", "-fno-math-errno", "-fPIC", "-shared"};
   if (options.openmp && cc.openmp) flags.push_back("-fopenmp");
+  if (!link_libraries(cc, options).empty()) flags.push_back("-DUOPS_MVEC");
   for (auto& f : options.extra_flags) flags.push_back(f);
   return flags;
 }
 
+std::vector<std::string> link_libraries(const CompilerInfo& cc, const CCompileOptions& options) {
+  if (options.reassociate && options.vector_math && options.openmp && cc.openmp && cc.mvec)
+    return {"-lmvec"};
+  return {};
+}
+
 void* compile_and_load(const std::string& source, const CCompileOptions& options) {
   CompilerInfo cc = compiler_info(options.compiler);
-  std::vector<std::string> flags = compile_flags(cc, options);
+  std::vector<std::string> flags = compile_flags(cc, options), libs = link_libraries(cc, options);
   std::string flag_text;
   for (auto& f : flags) flag_text += f + " ";
+  for (auto& f : libs) flag_text += f + " ";
   std::string key = kernel_cache_key(source, cc.identity, flag_text);
   std::filesystem::path so = kernel_cache_path(key, ".so");
   if (!std::filesystem::exists(so)) {
@@ -119,6 +135,7 @@ void* compile_and_load(const std::string& source, const CCompileOptions& options
     std::string command = shell_quote(cc.program);
     for (auto& f : flags) command += " " + shell_quote(f);
     command += " -o " + shell_quote(tmp.string()) + " " + shell_quote(src.string());
+    for (auto& f : libs) command += " " + shell_quote(f);
     int status = 0;
     std::string output = run_command(command, &status);
     if (status != 0) {

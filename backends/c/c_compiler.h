@@ -15,12 +15,15 @@ struct CompilerInfo {
   std::string program;   // what is run
   std::string identity;  // the version text
   bool openmp = false;
+  bool mvec = false;  // links glibc's libmvec (-lmvec) with OpenMP
 };
 
 CompilerInfo compiler_info(const std::string& compiler);
 
-// The flags a compile uses (also part of the cache key).
+// The flags a compile uses before the source, and the libraries after it (both part of the
+// cache key).
 std::vector<std::string> compile_flags(const CompilerInfo& cc, const CCompileOptions& options);
+std::vector<std::string> link_libraries(const CompilerInfo& cc, const CCompileOptions& options);
 
 // Compiles `source` into a shared object (or finds it in the cache) and dlopens it. Errors
 // carry the compiler's message and the path of the kept source file.

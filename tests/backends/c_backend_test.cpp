@@ -34,6 +34,24 @@ TEST(CBackend, MatmulMatchesInterpreter) {
   }
 }
 
+// softmax sums exponentials: with reassociation the sum runs as a SIMD reduction and exp may
+// be a vector variant (a few ulps); without it, bit for bit.
+TEST(CBackend, SoftmaxWithAndWithoutReassociation) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  Node e = g.unary(UnaryOp::exp, x);
+  g.output("y", g.binary(BinaryOp::div, e,
+                         g.reindex(g.reduce(ReduceOp::sum, {1}, e), {"dA0", "dA1"}, {"i0", "0"},
+                                   {x, x})));
+  Program p = optimize(lower(g));
+  CCompileOptions exact;
+  exact.reassociate = false;
+  TensorMap in = testing::random_inputs(p, {{"x", {7, 1000}}}, 5);
+  TensorMap want = interpret(p, in);
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(p, exact)->run(in)));
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(p)->run(in), 1e-5));
+}
+
 TEST(CBackend, ReassociationIsAnOption) {
   Program p = lower(matmul_graph());
   CCompileOptions exact;

@@ -32,10 +32,15 @@ struct CCompileOptions {
   // OMP_WAIT_POLICY=passive: libgomp's default spinning after each parallel loop takes the core
   // the caller's next serial work needs (measured: 2 threads 10x slower than 1 elementwise).
   int threads = 0;
-  // Innermost sum and product reductions into carried scalars run as OpenMP SIMD reductions
-  // (with OpenMP only): several partial sums, so results differ from the interpreter's in the
-  // last bits. Off, the generated code keeps every operation and its order: bit-exact.
+  // Innermost reductions into carried scalars (sum, product, max, min) run as OpenMP SIMD
+  // reductions (with OpenMP only): several partial sums, so results differ from the
+  // interpreter's in the last bits. Off, the generated code keeps every operation and its order
+  // and calls the scalar math functions: bit-exact.
   bool reassociate = true;
+  // With reassociate, loops the compiler vectorizes call glibc's SIMD variants of exp, log, sin,
+  // cos and pow (libmvec, with OpenMP, where the compiler links it): within a few ulps of the
+  // scalar functions, not equal to them.
+  bool vector_math = true;
   std::vector<std::string> extra_flags;
 };
 
