@@ -1,8 +1,9 @@
 # Install rules and the CMake package: `cmake --install` gives the headers, the uops and
-# uops_oracle libraries, uopc, and a package that `find_package(uops)` finds.
+# uops_oracle, uops_runtime and uops_scheduled libraries, uopc, and a package that
+# `find_package(uops)` finds.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS uops uops_oracle EXPORT uopsTargets
+install(TARGETS uops uops_oracle uops_runtime uops_scheduled EXPORT uopsTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

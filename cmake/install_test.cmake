@@ -17,5 +17,6 @@ run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples -B ${WORK_DIR}/examples -G Ninja
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/examples)
 run(${WORK_DIR}/examples/describe_an_op)
 run(${WORK_DIR}/examples/check_my_kernel)
+run(${WORK_DIR}/examples/train_mlp ${WORK_DIR})
 run(${prefix}/bin/uopc check transpose --trials 5)
 file(REMOVE_RECURSE ${WORK_DIR})
