@@ -20,7 +20,7 @@ cmake --preset asan
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -LE "long|install" -j "$jobs"
 
-step "TSan: runtime"
+step "TSan: the runtime, and compiled programs scheduled on it"
 cmake --preset tsan
 cmake --build --preset tsan -j "$jobs"
 ctest --preset tsan -j "$jobs"
