@@ -1,5 +1,7 @@
 #include "uops/ir/tensor.h"
 
+#include <algorithm>
+
 #include "uops/error.h"
 #include "uops/ir/scalar_semantics.h"
 
@@ -19,29 +21,48 @@ int64_t element_count(const std::vector<int64_t>& shape) {
   return n;
 }
 
-Tensor::Tensor(DType dt, std::vector<int64_t> s) : dtype(dt), shape(std::move(s)) {
-  int64_t n = element_count(shape);
-  if (n > kMaxBytes / int64_t(dtype_size(dtype)))
-    throw Error("tensor of shape " + shape_text() + " is too large");
-  bytes.assign(size_t(n) * dtype_size(dtype), 0);
+Tensor::Tensor(DType dt, std::vector<int64_t> s) : Tensor(uninitialized(dt, std::move(s))) {
+  std::fill(bytes.begin(), bytes.end(), 0);
 }
 
-int64_t Tensor::numel() const { return element_count(shape); }
+Tensor Tensor::uninitialized(DType dt, std::vector<int64_t> s) {
+  Tensor t;
+  t.dtype = dt;
+  t.shape = std::move(s);
+  int64_t n = element_count(t.shape);
+  if (n > kMaxBytes / int64_t(dtype_size(dt)))
+    throw Error("tensor of shape " + t.shape_text() + " is too large");
+  t.bytes.resize(size_t(n) * dtype_size(dt));
+  return t;
+}
+
+int64_t Tensor::numel() const {
+  return element_count(shape);
+}
 
 double Tensor::get(int64_t i) const {
   switch (dtype) {
-    case DType::f32: return data<float>()[i];
-    case DType::f64: return data<double>()[i];
-    case DType::i32: return data<int32_t>()[i];
+    case DType::f32:
+      return data<float>()[i];
+    case DType::f64:
+      return data<double>()[i];
+    case DType::i32:
+      return data<int32_t>()[i];
   }
   return 0;
 }
 
 void Tensor::set(int64_t i, double v) {
   switch (dtype) {
-    case DType::f32: data<float>()[i] = float(v); break;
-    case DType::f64: data<double>()[i] = v; break;
-    case DType::i32: data<int32_t>()[i] = to_i32(v); break;
+    case DType::f32:
+      data<float>()[i] = float(v);
+      break;
+    case DType::f64:
+      data<double>()[i] = v;
+      break;
+    case DType::i32:
+      data<int32_t>()[i] = to_i32(v);
+      break;
   }
 }
 

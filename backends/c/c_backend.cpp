@@ -9,6 +9,7 @@
 #include "backends/c/c_compiler.h"
 #include "backends/c/c_emitter.h"
 #include "backends/codegen/kernel_writer.h"
+#include "backends/codegen/zero_fill.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
 
@@ -20,7 +21,8 @@ using KernelFn = int (*)(void* const*, const int64_t*, const int64_t*, int);
 
 class CKernel : public Executable {
  public:
-  CKernel(Program p, KernelFn fn, int threads) : p_(std::move(p)), fn_(fn), threads_(threads) {}
+  CKernel(Program p, KernelFn fn, int threads)
+      : p_(std::move(p)), zero_(codegen::needs_zero_fill(p_)), fn_(fn), threads_(threads) {}
 
   TensorMap run(const TensorMap& inputs, const ParamMap& params) const override {
     Binding b = bind(p_, inputs, params);
@@ -32,7 +34,8 @@ class CKernel : public Executable {
       if (info.role == Role::input) {
         pointers.push_back(const_cast<unsigned char*>(inputs.at(info.name).bytes.data()));
       } else {
-        owned[t] = Tensor(info.dtype, b.shapes[t]);
+        owned[t] = zero_[t] ? Tensor(info.dtype, b.shapes[t])
+                            : Tensor::uninitialized(info.dtype, b.shapes[t]);
         pointers.push_back(owned[t].bytes.data());
       }
       sizes.insert(sizes.end(), b.shapes[t].begin(), b.shapes[t].end());
@@ -50,6 +53,7 @@ class CKernel : public Executable {
 
  private:
   Program p_;
+  std::vector<bool> zero_;  // per tensor: does the IR's initial zero show?
   KernelFn fn_;
   int threads_;
 };

@@ -3,27 +3,54 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "uops/ir/dtype.h"
 
 namespace uops {
 
+// Leaves the elements a vector grows by uninitialized (value-initialization is still explicit),
+// so that an output a kernel writes in full is not zeroed first: for an elementwise kernel that
+// zeroing is a quarter of the run.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* p) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 struct Tensor {
   DType dtype = DType::f32;
   std::vector<int64_t> shape;
-  std::vector<unsigned char> bytes;
+  std::vector<unsigned char, UninitializedAllocator<unsigned char>> bytes;
 
   Tensor() = default;
   // Zero-filled; throws uops::Error for a negative or overflowing size.
   Tensor(DType dtype, std::vector<int64_t> shape);
+  // The same without the zeroing: for outputs that are written in full before anything reads them.
+  static Tensor uninitialized(DType dtype, std::vector<int64_t> shape);
 
   int64_t numel() const;
   template <typename T>
-  T* data() { return reinterpret_cast<T*>(bytes.data()); }
+  T* data() {
+    return reinterpret_cast<T*>(bytes.data());
+  }
   template <typename T>
-  const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
+  const T* data() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
   // Element i as a double, and assignment from one (converted to the tensor's dtype).
   double get(int64_t i) const;
   void set(int64_t i, double v);

@@ -1,0 +1,67 @@
+#include "backends/codegen/zero_fill.h"
+
+#include <algorithm>
+
+#include "passes/accesses.h"
+
+namespace uops::codegen {
+
+namespace {
+
+// An assign in loop k stores to an element index whose every axis is either the variable of a
+// loop 0..k running over exactly that axis, or 0 on an axis of size 1; and loops 0..k run over
+// nothing else but [0, 1). Then each run of the block writes every element, whatever the sizes:
+// no outer loop that could be empty is left over, and deeper loops do not matter.
+bool assigns_every_element(const Program& p, const Block& b, int t) {
+  const std::vector<Index>& shape = p.tensors[t].shape;
+  for (size_t k = 0; k < b.loops.size(); ++k) {
+    for (const Stmt& s : b.loops[k].stmts) {
+      if (s.kind != StmtKind::assign || s.tensor != t) continue;
+      std::vector<int> loop_of_axis(s.index.size(), -1);
+      bool covered = true;
+      for (size_t a = 0; a < s.index.size(); ++a) {
+        int64_t c = -1, size = -1;
+        if (is_const(s.index[a], &c) && c == 0 && is_const(shape[a], &size) && size == 1) continue;
+        for (size_t l = 0; l <= k; ++l)
+          if (s.index[a]->kind == IndexKind::Var && b.loops[l].var == s.index[a]->value)
+            loop_of_axis[a] = int(l);
+        covered &= loop_of_axis[a] >= 0 && equal(b.loops[loop_of_axis[a]].end, shape[a]);
+      }
+      for (size_t l = 0; l <= k && covered; ++l) {
+        int64_t start = -1, end = -1;
+        int axes = int(std::count(loop_of_axis.begin(), loop_of_axis.end(), int(l)));
+        covered = is_const(b.loops[l].start, &start) && start == 0 &&
+                  (axes == 1 || (axes == 0 && is_const(b.loops[l].end, &end) && end == 1));
+      }
+      if (covered) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<bool> needs_zero_fill(const Program& p) {
+  int n = int(p.tensors.size());
+  std::vector<bool> zero(n, false);
+  std::vector<bool> decided(n, false);
+  for (int t = 0; t < n; ++t) {
+    zero[t] = p.tensors[t].role != Role::input;
+    decided[t] = !zero[t];
+  }
+  for (const Block& b : p.blocks) {
+    passes::TensorSets sets = passes::tensor_sets(b, n);
+    for (int t = 0; t < n; ++t) {
+      if (decided[t] || !(sets.reads[t] || sets.writes[t])) continue;
+      decided[t] = true;
+      bool only_assigns = true;
+      for (const Loop& l : b.loops)
+        for (const Stmt& s : l.stmts)
+          only_assigns &= !(s.tensor == t && s.kind == StmtKind::accumulate);
+      zero[t] = sets.reads[t] || !only_assigns || !assigns_every_element(p, b, t);
+    }
+  }
+  return zero;
+}
+
+}  // namespace uops::codegen

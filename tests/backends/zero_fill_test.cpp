@@ -1,0 +1,59 @@
+#include "backends/codegen/zero_fill.h"
+
+#include <gtest/gtest.h>
+
+#include "uops/uops.h"
+
+namespace uops {
+namespace {
+
+std::vector<bool> zero_fill_of(const Program& p, const std::vector<std::string>& names) {
+  std::vector<bool> all = codegen::needs_zero_fill(p), out;
+  for (auto& n : names) out.push_back(all[p.find_tensor(n)]);
+  return out;
+}
+
+TEST(ZeroFill, ElementwiseOutputIsWrittenInFull) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  g.output("y", g.unary(UnaryOp::exp, x));
+  EXPECT_EQ(zero_fill_of(lower(g), {"x", "y"}), (std::vector<bool>{false, false}));
+}
+
+TEST(ZeroFill, PaddedAndReducedOutputsKeepTheirZero) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  // A shifted write does not cover the tensor; an accumulation reads what is there.
+  g.output("sum", g.reduce(ReduceOp::sum, {1}, x));
+  Program p = lower(g);
+  EXPECT_EQ(zero_fill_of(p, {"sum"}), std::vector<bool>{false});
+  p.blocks[0].loops[0].stmts[0].index[0] =
+      idx::add(p.blocks[0].loops[0].stmts[0].index[0], idx::constant(1));
+  EXPECT_EQ(zero_fill_of(p, {"sum"}), std::vector<bool>{true});
+  p = lower(g);
+  p.blocks[0].loops[0].stmts[0].kind = StmtKind::accumulate;
+  EXPECT_EQ(zero_fill_of(p, {"sum"}), std::vector<bool>{true});
+}
+
+TEST(ZeroFill, ALoopOverAnotherExtentKeepsTheZero) {
+  // y[i] = x[i, j] for every j: if the j range is empty, y is never written and must read 0.
+  Graph g;
+  Node x = g.input("x", 2, DType::f64);
+  g.output("y", g.reindex(x, {"dA0"}, {"i0", "0"}));
+  Program p = lower(g);
+  EXPECT_EQ(zero_fill_of(p, {"y"}), std::vector<bool>{false});
+  Loop extra;
+  extra.var = p.num_vars++;
+  extra.start = idx::constant(0);
+  extra.end = idx::dim(p.find_tensor("x"), 1);
+  std::swap(extra.stmts, p.blocks[0].loops.back().stmts);
+  p.blocks[0].loops.push_back(extra);
+  EXPECT_EQ(zero_fill_of(p, {"y"}), std::vector<bool>{true});
+
+  Tensor in(DType::f64, {2, 0});
+  auto out = make_backend("c", p)->run({{"x", in}});
+  for (int64_t i = 0; i < 2; ++i) EXPECT_EQ(out.at("y").get(i), 0.0);
+}
+
+}  // namespace
+}  // namespace uops
