@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "uops/backends/backends.h"
+#include "uops/backends/cuda/cuda_backend.h"
 #include "uops/error.h"
 #include "uops/oracle/harness.h"
 #include "uops/passes/pipeline.h"
@@ -52,9 +53,11 @@ int check(const CheckArgs& a) {
   for (auto& name : a.ops) ops.push_back(&find_op(name));
   if (ops.empty())
     for (auto& op : all_ops()) ops.push_back(&op);
-  std::vector<std::string> backends = split_list(a.backends);
-  if (backends.empty()) throw Error("--backend: no backend named");
   std::vector<std::string> available = available_backends();
+  std::vector<std::string> backends = a.backends.empty() ? available : split_list(a.backends);
+  if (backends.empty()) throw Error("--backend: no backend named");
+  if (a.backends.empty() && cuda_unavailable_reason().size())
+    std::fprintf(stderr, "uopc: cuda not checked: %s\n", cuda_unavailable_reason().c_str());
   for (auto& b : backends)
     if (std::find(available.begin(), available.end(), b) == available.end()) {
       make_backend(b, forward_program(*ops.front(), DType::f32));  // throws, saying why

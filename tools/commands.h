@@ -27,7 +27,7 @@ struct RunArgs {
 
 struct CheckArgs {
   std::vector<std::string> ops;
-  std::string backends = "interp";
+  std::string backends;  // empty: every backend that can run here
   std::string dtype = "all";
   int trials = 300;
   uint64_t seed = 1;

@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   CheckArgs check_args;
   auto* check_cmd = app.add_subcommand("check", "randomized oracle run (every op when none given)");
   check_cmd->add_option("op", check_args.ops, "op names");
-  check_cmd->add_option("--backend", check_args.backends, "comma-separated: interp,c,cuda");
+  check_cmd->add_option("--backend", check_args.backends,
+                        "comma-separated: interp,c,cuda (default: every one that can run here)");
   check_cmd->add_option("--trials", check_args.trials, "random cases per op, backend and dtype")
       ->check(CLI::PositiveNumber);
   check_cmd->add_option("--seed", check_args.seed, "first case's seed");

@@ -143,12 +143,17 @@ TEST_F(Uopc, BadInputsAreOneLineErrorsWithExitCode2) {
 }
 
 TEST_F(Uopc, CheckPrintsATableAndReplaysOneCase) {
-  Result r = uopc("check matmul conv2d --trials 5 --seed 3");
+  Result r = uopc("check matmul conv2d --backend interp --trials 5 --seed 3");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("conv2d"), std::string::npos);
   EXPECT_NE(r.out.find("4 checks, 0 failed"), std::string::npos) << r.out;
+  // Without --backend every backend that can run here is checked: the C backend always can.
+  r = uopc("check matmul --trials 2");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("matmul             c "), std::string::npos) << r.out;
   r = uopc(
-      "check conv2d --dtype f64 --seed 9 --trials 1 --shape x=1,5,4,2 --shape w=3,2,3,2 "
+      "check conv2d --backend interp --dtype f64 --seed 9 --trials 1 --shape x=1,5,4,2 "
+      "--shape w=3,2,3,2 "
       "--param stride=2 --param pad=3 --param dilation=2");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("1 checks, 0 failed"), std::string::npos) << r.out;
