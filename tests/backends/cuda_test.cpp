@@ -2,6 +2,8 @@
 // has NVRTC but no GPU), and where a device exists the kernels give the interpreter's results.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "backends/programs.h"
 #include "support/random_graph.h"
 #include "uops/backends/backends.h"
@@ -81,6 +83,39 @@ TEST(Cuda, EveryOpAndGradientMatchesInterpreterOnDevice) {
     EXPECT_TRUE(testing::same_outputs(interpret(c.program, c.inputs, c.params),
                                       exe->run(c.inputs, c.params), tol))
         << c.label;
+  }
+}
+
+// The differential fuzzer on the device: 500 random programs (UOPS_FUZZ_TRIALS for more),
+// optimized or not, against the interpreter; errors must match too. Sums may run in another
+// order on the device (atomics, block reductions), hence the tolerance.
+TEST(Cuda, RandomProgramsMatchInterpreterOnDevice) {
+  if (!cuda_unavailable_reason().empty())
+    GTEST_SKIP() << "no CUDA device: " << cuda_unavailable_reason();
+  const char* env = std::getenv("UOPS_FUZZ_TRIALS");
+  int trials = env ? std::atoi(env) : 500;
+  for (int seed = 0; seed < trials; ++seed) {
+    RandomGraphOptions o;
+    o.dtype = seed % 2 ? DType::f64 : DType::f32;
+    RandomCase c = random_case(uint64_t(seed), o);
+    Program p = lower(c.graph);
+    if (seed % 3) p = optimize(p);
+    std::string want_error, got_error;
+    TensorMap want, got;
+    try {
+      want = interpret(p, c.inputs, c.params);
+    } catch (const Error& e) {
+      want_error = e.what();
+    }
+    try {
+      got = compile_cuda(p)->run(c.inputs, c.params);
+    } catch (const Error& e) {
+      got_error = e.what();
+    }
+    EXPECT_EQ(want_error, got_error) << "seed " << seed;
+    EXPECT_TRUE(testing::same_outputs(want, got, o.dtype == DType::f64 ? 1e-9 : 1e-4))
+        << "seed " << seed << "\n"
+        << print(p) << emit_cuda(p);
   }
 }
 
