@@ -5,100 +5,15 @@
 
 #include <cmath>
 #include <fstream>
-#include <random>
 #include <sstream>
 
-#include "uops/autodiff/gradient.h"
-#include "uops/backends/runtime_nodes.h"
-#include "uops/ir/graph.h"
-#include "uops/ir/lower.h"
-#include "uops/ops/gradient.h"
-#include "uops/ops/registry.h"
-#include "uops/passes/pipeline.h"
+#include "mlp_model.h"
 #include "uops/runtime/runtime.h"
 
 namespace uops {
 namespace {
 
-constexpr int64_t kBatch = 64, kFeatures = 16, kHidden = 32, kClasses = 4;
-constexpr double kLearningRate = 0.5;
-constexpr int kSteps = 5;
-
-// w_next = w - lr * dw. A program cannot write its input, so the update goes to "<w>.next" and
-// a copy step puts it back into "<w>" for the next run.
-Program sgd_program(int rank) {
-  Graph g;
-  Node w = g.input("w", rank, DType::f64), dw = g.input("dw", rank, DType::f64);
-  g.output("w_next",
-           g.binary(BinaryOp::sub, w, g.binary(BinaryOp::mul, g.fill(dw, kLearningRate), dw)));
-  return optimize(lower(g));
-}
-
-std::vector<ChainStep> training_step() {
-  const OpDef &linear = find_op("linear"), &relu = find_op("relu");
-  const OpDef& cross_entropy = find_op("cross_entropy");
-  Program linear_forward = optimize(forward_program(linear, DType::f64));
-  // The first layer's input is data: only its weights need a gradient.
-  Program linear_weights_grad = optimize(gradient(linear.build(DType::f64), {"w", "b"}));
-  std::vector<ChainStep> steps = {
-      {"fc1", linear_forward, {{"w", "w1"}, {"b", "b1"}, {"y", "h_pre"}}, {}},
-      {"relu", optimize(forward_program(relu, DType::f64)), {{"x", "h_pre"}, {"y", "h"}}, {}},
-      {"fc2", linear_forward, {{"x", "h"}, {"w", "w2"}, {"b", "b2"}, {"y", "logits"}}, {}},
-      {"loss", optimize(forward_program(cross_entropy, DType::f64)), {}, {}},
-      {"loss grad", optimize(gradient_program(cross_entropy, DType::f64)), {}, {}},
-      {"fc2 grad",
-       optimize(gradient_program(linear, DType::f64)),
-       {{"dy", "dlogits"}, {"x", "h"}, {"w", "w2"}, {"dx", "dh"}, {"dw", "dw2"}, {"db", "db2"}},
-       {}},
-      {"relu grad",
-       optimize(gradient_program(relu, DType::f64)),
-       {{"dy", "dh"}, {"x", "h_pre"}, {"dx", "dh_pre"}},
-       {}},
-      {"fc1 grad", linear_weights_grad, {{"dy", "dh_pre"}, {"dw", "dw1"}, {"db", "db1"}}, {}},
-  };
-  for (auto [param, rank] : {std::pair{"w1", 2}, {"b1", 1}, {"w2", 2}, {"b2", 1}}) {
-    std::string p = param;
-    steps.push_back(
-        {"sgd " + p, sgd_program(rank), {{"w", p}, {"dw", "d" + p}, {"w_next", p + ".next"}}, {}});
-    steps.push_back(
-        {"copy " + p, copy_program(rank, DType::f64), {{"x", p + ".next"}, {"y", p}}, {}});
-  }
-  return steps;
-}
-
-Tensor uniform(std::vector<int64_t> shape, double bound, std::mt19937_64& rng) {
-  Tensor t(DType::f64, std::move(shape));
-  std::uniform_real_distribution<double> u(-bound, bound);
-  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, u(rng));
-  return t;
-}
-
-// Random inputs labelled by a random linear teacher, so there is something to learn.
-TensorMap initial_buffers() {
-  std::mt19937_64 rng(2024);
-  TensorMap b;
-  b["x"] = uniform({kBatch, kFeatures}, 1.0, rng);
-  Tensor teacher = uniform({kFeatures, kClasses}, 1.0, rng);
-  b["labels"] = Tensor(DType::i32, {kBatch});
-  for (int64_t m = 0; m < kBatch; ++m) {
-    int best = 0;
-    double best_score = -INFINITY;
-    for (int c = 0; c < kClasses; ++c) {
-      double score = 0;
-      for (int64_t k = 0; k < kFeatures; ++k)
-        score += b["x"].get(m * kFeatures + k) * teacher.get(k * kClasses + c);
-      if (score > best_score) best = c, best_score = score;
-    }
-    b["labels"].set(m, best);
-  }
-  b["w1"] = uniform({kHidden, kFeatures}, 1.0 / std::sqrt(double(kFeatures)), rng);
-  b["b1"] = uniform({kHidden}, 0.1, rng);
-  b["w2"] = uniform({kClasses, kHidden}, 1.0 / std::sqrt(double(kHidden)), rng);
-  b["b2"] = uniform({kClasses}, 0.1, rng);
-  b["dloss"] = Tensor(DType::f64, {1});
-  b["dloss"].set(0, 1.0);
-  return b;
-}
+using namespace mlp;
 
 // Under ThreadSanitizer (gcc's, whose runtime the kernels then share) the generated kernels are
 // instrumented too, so two nodes that touch one buffer without a dependency between them are
