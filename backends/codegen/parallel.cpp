@@ -133,4 +133,25 @@ std::set<int> colliding_tensors(const Program&, const Block& b, int depth) {
   return out;
 }
 
+Block exclusive_loops_first(const Program& p, const Block& b) {
+  for (size_t k = 0; k < b.loops.size(); ++k) {
+    const Loop& l = b.loops[k];
+    if (!l.carried.empty() || (k + 1 < b.loops.size() && !l.stmts.empty())) return b;
+    if (uses_any_var(l.start) || uses_any_var(l.end) || uses_data(l.start) || uses_data(l.end))
+      return b;
+  }
+  std::vector<LoopParallelism> par = loop_parallelism(p, b);
+  std::vector<Loop> exclusive, others;
+  for (size_t k = 0; k < b.loops.size(); ++k) {
+    Loop l = b.loops[k];
+    l.stmts.clear();
+    (par[k].exclusive ? exclusive : others).push_back(std::move(l));
+  }
+  Block out = b;
+  out.loops = std::move(exclusive);
+  out.loops.insert(out.loops.end(), others.begin(), others.end());
+  out.loops.back().stmts = b.loops.back().stmts;
+  return out;
+}
+
 }  // namespace uops::codegen

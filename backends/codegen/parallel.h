@@ -31,4 +31,13 @@ std::set<int> colliding_tensors(const Program& p, const Block& b, int depth);
 // Whether loop k's range is the constant [c, c + 1).
 bool runs_once(const Loop& l);
 
+// The same block with its exclusive loops moved outermost, where that keeps every result: the
+// block owns no carried scalar, its statements all sit in the innermost loop, and no loop
+// bound depends on another loop or on data. Then exclusivity is a property of the statements
+// alone, each value of the exclusive loops' variables names a class of iterations that touch
+// disjoint written elements, and inside a class the other loops keep their order. A GPU grid
+// then covers those loops without atomics (a CPU-friendly order such as matmul's i, k, j would
+// put k on the grid). Any other block comes back unchanged.
+Block exclusive_loops_first(const Program& p, const Block& b);
+
 }  // namespace uops::codegen

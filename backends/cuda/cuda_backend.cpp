@@ -119,7 +119,6 @@ class CudaKernel : public Executable {
   void launch(size_t k, const Binding& b, const IndexEnv& env,
               const std::vector<cuda::CUdeviceptr>& buffers, cuda::CUdeviceptr error) const {
     const cuda::KernelInfo& info = mod_.kernels[k];
-    const Block& blk = p_.blocks[info.block];
     std::vector<int64_t> scalars;
     std::vector<cuda::CUdeviceptr> pointers;
     scalars.reserve(info.args.size());
@@ -138,8 +137,8 @@ class CudaKernel : public Executable {
     pointers.push_back(error);
     args.push_back(&pointers.back());
     int64_t total = 1;
-    for (size_t l = 0; l < info.grid_loops; ++l)
-      total *= std::max<int64_t>(0, evaluate(idx::sub(blk.loops[l].end, blk.loops[l].start), env));
+    for (const Index& extent : info.grid_extents)
+      total *= std::max<int64_t>(0, evaluate(extent, env));
     unsigned grid = 1, threads = 1;
     if (info.cooperative) {
       grid = unsigned(std::clamp<int64_t>(total, 1, 65535));

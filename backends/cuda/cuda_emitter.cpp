@@ -18,13 +18,29 @@ bool bounds_use_vars(const Loop& l) {
   return uses_any_var(l.start) || uses_any_var(l.end);
 }
 
+// Whether loop variable `var` appears in the index of any store of the block.
+bool indexes_a_store(const Block& b, int var) {
+  for (auto& l : b.loops)
+    for (auto& s : l.stmts)
+      if (s.kind != StmtKind::reduce)
+        for (auto& e : s.index)
+          if (uses_var(e, var)) return true;
+  return false;
+}
+
 // How many outer loops go to the grid: each independent (atomics allowed), all but the last
-// without statements of their own, so that the flattened index covers them exactly.
+// without statements of their own, so that the flattened index covers them exactly. Once the
+// grid holds a loop whose iterations are exclusive, a loop that only reduces (its variable
+// indexes no store, like matmul's k) runs per thread instead: on the grid, every one of its
+// iterations would be an atomic on the same element.
 size_t grid_loops(const Program& p, const Block& b) {
   auto par = codegen::loop_parallelism(p, b);
   size_t m = 0;
+  bool exclusive_on_grid = false;
   for (size_t k = 0; k < b.loops.size(); ++k) {
     if (!par[k].with_atomics || bounds_use_vars(b.loops[k])) break;
+    if (exclusive_on_grid && !par[k].exclusive && !indexes_a_store(b, b.loops[k].var)) break;
+    exclusive_on_grid |= par[k].exclusive && !codegen::runs_once(b.loops[k]);
     m = k + 1;
     if (b.loops[k].is_pivot()) break;
   }
@@ -174,11 +190,13 @@ CudaModule emit_cuda_module(const Program& p) {
   KernelWriter w(p, codegen::Dialect::cuda);
   std::string kernels;
   for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
-    const Block& b = p.blocks[bi];
+    const Block b = codegen::exclusive_loops_first(p, p.blocks[bi]);
     KernelInfo info;
     info.block = int(bi);
     info.name = "block" + std::to_string(bi);
     info.grid_loops = grid_loops(p, b);
+    for (size_t l = 0; l < info.grid_loops; ++l)
+      info.grid_extents.push_back(idx::sub(b.loops[l].end, b.loops[l].start));
     info.cooperative = cooperative(b, info.grid_loops);
     w.reset_usage();
     std::string body = kernel_body(w, b, info.grid_loops, info.cooperative);

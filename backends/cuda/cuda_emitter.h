@@ -21,6 +21,9 @@ struct KernelInfo {
   bool cooperative = false;  // one thread block per grid element, threads share the reduction
   // The loops mapped to the grid, and for a cooperative kernel the loops its threads split.
   size_t grid_loops = 0;
+  // end - start of each grid loop, in the order the kernel runs them (which may differ from the
+  // block's: see codegen::exclusive_loops_first).
+  std::vector<Index> grid_extents;
   std::vector<KernelArg> args;  // then `int *error`
 };
 
