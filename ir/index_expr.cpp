@@ -8,15 +8,20 @@ namespace uops {
 
 namespace {
 
-Index make(IndexNode n) { return std::make_shared<const IndexNode>(std::move(n)); }
+Index make(IndexNode n) {
+  return std::make_shared<const IndexNode>(std::move(n));
+}
 
 // Constant folding that never hides a run-time error (division by zero stays in the tree) and
 // never overflows.
 bool fold(IndexKind k, int64_t a, int64_t b, int64_t* out) {
   switch (k) {
-    case IndexKind::Add: return !__builtin_add_overflow(a, b, out);
-    case IndexKind::Sub: return !__builtin_sub_overflow(a, b, out);
-    case IndexKind::Mul: return !__builtin_mul_overflow(a, b, out);
+    case IndexKind::Add:
+      return !__builtin_add_overflow(a, b, out);
+    case IndexKind::Sub:
+      return !__builtin_sub_overflow(a, b, out);
+    case IndexKind::Mul:
+      return !__builtin_mul_overflow(a, b, out);
     case IndexKind::Div:
       if (b == 0 || (a == INT64_MIN && b == -1)) return false;
       *out = floor_div(a, b);
@@ -25,9 +30,14 @@ bool fold(IndexKind k, int64_t a, int64_t b, int64_t* out) {
       if (b == 0 || (a == INT64_MIN && b == -1)) return false;
       *out = floor_mod(a, b);
       return true;
-    case IndexKind::Min: *out = std::min(a, b); return true;
-    case IndexKind::Max: *out = std::max(a, b); return true;
-    default: return false;
+    case IndexKind::Min:
+      *out = std::min(a, b);
+      return true;
+    case IndexKind::Max:
+      *out = std::max(a, b);
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -106,7 +116,8 @@ Index binary(IndexKind kind, Index a, Index b) {
     case IndexKind::Max:
       if (equal(a, b)) return a;
       break;
-    default: break;
+    default:
+      break;
   }
   IndexNode n;
   n.kind = kind;
@@ -115,13 +126,27 @@ Index binary(IndexKind kind, Index a, Index b) {
   return make(std::move(n));
 }
 
-Index add(Index a, Index b) { return binary(IndexKind::Add, std::move(a), std::move(b)); }
-Index sub(Index a, Index b) { return binary(IndexKind::Sub, std::move(a), std::move(b)); }
-Index mul(Index a, Index b) { return binary(IndexKind::Mul, std::move(a), std::move(b)); }
-Index floordiv(Index a, Index b) { return binary(IndexKind::Div, std::move(a), std::move(b)); }
-Index floormod(Index a, Index b) { return binary(IndexKind::Mod, std::move(a), std::move(b)); }
-Index min(Index a, Index b) { return binary(IndexKind::Min, std::move(a), std::move(b)); }
-Index max(Index a, Index b) { return binary(IndexKind::Max, std::move(a), std::move(b)); }
+Index add(Index a, Index b) {
+  return binary(IndexKind::Add, std::move(a), std::move(b));
+}
+Index sub(Index a, Index b) {
+  return binary(IndexKind::Sub, std::move(a), std::move(b));
+}
+Index mul(Index a, Index b) {
+  return binary(IndexKind::Mul, std::move(a), std::move(b));
+}
+Index floordiv(Index a, Index b) {
+  return binary(IndexKind::Div, std::move(a), std::move(b));
+}
+Index floormod(Index a, Index b) {
+  return binary(IndexKind::Mod, std::move(a), std::move(b));
+}
+Index min(Index a, Index b) {
+  return binary(IndexKind::Min, std::move(a), std::move(b));
+}
+Index max(Index a, Index b) {
+  return binary(IndexKind::Max, std::move(a), std::move(b));
+}
 
 }  // namespace idx
 
@@ -136,16 +161,21 @@ bool equal(const Index& a, const Index& b) {
   if (!a || !b || a->kind != b->kind) return false;
   switch (a->kind) {
     case IndexKind::Const:
-    case IndexKind::Var: return a->value == b->value;
-    case IndexKind::Dim: return a->value == b->value && a->axis == b->axis;
-    case IndexKind::Param: return a->name == b->name;
+    case IndexKind::Var:
+      return a->value == b->value;
+    case IndexKind::Dim:
+      return a->value == b->value && a->axis == b->axis;
+    case IndexKind::Param:
+      return a->name == b->name;
     case IndexKind::Data:
       if (a->value != b->value || a->args.size() != b->args.size()) return false;
       for (size_t i = 0; i < a->args.size(); ++i)
         if (!equal(a->args[i], b->args[i])) return false;
       return true;
-    case IndexKind::Neg: return equal(a->a, b->a);
-    default: return equal(a->a, b->a) && equal(a->b, b->b);
+    case IndexKind::Neg:
+      return equal(a->a, b->a);
+    default:
+      return equal(a->a, b->a) && equal(a->b, b->b);
   }
 }
 
@@ -159,12 +189,40 @@ void collect_vars(const Index& e, std::vector<int>& out) {
       return;
     case IndexKind::Const:
     case IndexKind::Dim:
-    case IndexKind::Param: return;
-    case IndexKind::Neg: collect_vars(e->a, out); return;
+    case IndexKind::Param:
+      return;
+    case IndexKind::Neg:
+      collect_vars(e->a, out);
+      return;
     default:
       collect_vars(e->a, out);
       collect_vars(e->b, out);
   }
+}
+
+bool pins_var(const Index& e, int var) {
+  auto fixed = [](const Index& x) { return !uses_any_var(x) && !uses_data(x); };
+  switch (e->kind) {
+    case IndexKind::Var:
+      return e->value == var;
+    case IndexKind::Neg:
+      return pins_var(e->a, var);
+    case IndexKind::Add:
+    case IndexKind::Sub:
+      return (pins_var(e->a, var) && fixed(e->b)) || (fixed(e->a) && pins_var(e->b, var));
+    default:
+      return false;
+  }
+}
+
+bool may_raise(const Index& e) {
+  if (!e) return false;
+  int64_t c = 0;
+  if ((e->kind == IndexKind::Div || e->kind == IndexKind::Mod) && !(is_const(e->b, &c) && c > 0))
+    return true;
+  for (auto& a : e->args)
+    if (may_raise(a)) return true;
+  return may_raise(e->a) || may_raise(e->b);
 }
 
 bool uses_var(const Index& e, int var) {
@@ -181,19 +239,24 @@ bool uses_any_var(const Index& e) {
 
 bool uses_data(const Index& e) {
   switch (e->kind) {
-    case IndexKind::Data: return true;
+    case IndexKind::Data:
+      return true;
     case IndexKind::Const:
     case IndexKind::Var:
     case IndexKind::Dim:
-    case IndexKind::Param: return false;
-    case IndexKind::Neg: return uses_data(e->a);
-    default: return uses_data(e->a) || uses_data(e->b);
+    case IndexKind::Param:
+      return false;
+    case IndexKind::Neg:
+      return uses_data(e->a);
+    default:
+      return uses_data(e->a) || uses_data(e->b);
   }
 }
 
 Index rewrite(const Index& e, const std::function<Index(const Index&)>& leaf) {
   switch (e->kind) {
-    case IndexKind::Const: return e;
+    case IndexKind::Const:
+      return e;
     case IndexKind::Var:
     case IndexKind::Dim:
     case IndexKind::Param: {
@@ -207,8 +270,10 @@ Index rewrite(const Index& e, const std::function<Index(const Index&)>& leaf) {
       for (auto& a : e->args) args.push_back(rewrite(a, leaf));
       return idx::data(int(e->value), std::move(args));
     }
-    case IndexKind::Neg: return idx::neg(rewrite(e->a, leaf));
-    default: return idx::binary(e->kind, rewrite(e->a, leaf), rewrite(e->b, leaf));
+    case IndexKind::Neg:
+      return idx::neg(rewrite(e->a, leaf));
+    default:
+      return idx::binary(e->kind, rewrite(e->a, leaf), rewrite(e->b, leaf));
   }
 }
 
@@ -230,24 +295,31 @@ int64_t floor_mod(int64_t a, int64_t b) {
 
 int64_t evaluate(const Index& e, const IndexEnv& env) {
   switch (e->kind) {
-    case IndexKind::Const: return e->value;
+    case IndexKind::Const:
+      return e->value;
     case IndexKind::Var:
       UOPS_ASSERT(env.var, "loop variable in an expression evaluated outside loops");
       return env.var(int(e->value));
-    case IndexKind::Dim: return env.dim(int(e->value), e->axis);
-    case IndexKind::Param: return env.param(e->name);
-    case IndexKind::Data: UOPS_ASSERT(false, "data-dependent index evaluated at bind time");
+    case IndexKind::Dim:
+      return env.dim(int(e->value), e->axis);
+    case IndexKind::Param:
+      return env.param(e->name);
+    case IndexKind::Data:
+      UOPS_ASSERT(false, "data-dependent index evaluated at bind time");
     case IndexKind::Neg: {
       int64_t a = evaluate(e->a, env);
       if (a == INT64_MIN) throw Error("integer overflow in an index expression");
       return -a;
     }
-    default: break;
+    default:
+      break;
   }
   int64_t a = evaluate(e->a, env), b = evaluate(e->b, env), r = 0;
   switch (e->kind) {
-    case IndexKind::Div: return floor_div(a, b);
-    case IndexKind::Mod: return floor_mod(a, b);
+    case IndexKind::Div:
+      return floor_div(a, b);
+    case IndexKind::Mod:
+      return floor_mod(a, b);
     default:
       if (!fold(e->kind, a, b, &r)) throw Error("integer overflow in an index expression");
       return r;
@@ -259,19 +331,25 @@ namespace {
 int precedence(const Index& e) {
   switch (e->kind) {
     case IndexKind::Add:
-    case IndexKind::Sub: return 1;
+    case IndexKind::Sub:
+      return 1;
     case IndexKind::Mul:
     case IndexKind::Div:
-    case IndexKind::Mod: return 2;
-    default: return 3;
+    case IndexKind::Mod:
+      return 2;
+    default:
+      return 3;
   }
 }
 
 std::string default_leaf(const IndexNode& n) {
   switch (n.kind) {
-    case IndexKind::Var: return "i" + std::to_string(n.value);
-    case IndexKind::Dim: return std::string("d") + char('A' + n.value) + std::to_string(n.axis);
-    default: return "data" + std::to_string(n.value);
+    case IndexKind::Var:
+      return "i" + std::to_string(n.value);
+    case IndexKind::Dim:
+      return std::string("d") + char('A' + n.value) + std::to_string(n.axis);
+    default:
+      return "data" + std::to_string(n.value);
   }
 }
 
@@ -289,9 +367,13 @@ void print(const Index& e, int min_prec, bool leftmost,
       // -2^63 has no literal: its magnitude does not fit in 64 bits.
       out += e->value == INT64_MIN ? "(-9223372036854775807 - 1)" : std::to_string(e->value);
       break;
-    case IndexKind::Param: out += "$" + e->name; break;
+    case IndexKind::Param:
+      out += "$" + e->name;
+      break;
     case IndexKind::Var:
-    case IndexKind::Dim: out += leaf(*e); break;
+    case IndexKind::Dim:
+      out += leaf(*e);
+      break;
     case IndexKind::Data:
       out += leaf(*e) + "[";
       for (size_t i = 0; i < e->args.size(); ++i) {

@@ -3,7 +3,9 @@
 namespace uops {
 
 namespace {
-Value make(ValueNode n) { return std::make_shared<const ValueNode>(std::move(n)); }
+Value make(ValueNode n) {
+  return std::make_shared<const ValueNode>(std::move(n));
+}
 }  // namespace
 
 namespace val {
@@ -72,7 +74,8 @@ bool equal(const Value& a, const Value& b) {
   if (!a || !b || a->kind != b->kind) return false;
   switch (a->kind) {
     case ValueKind::Const:
-      return a->constant == b->constant || (a->constant != a->constant && b->constant != b->constant);
+      return a->constant == b->constant ||
+             (a->constant != a->constant && b->constant != b->constant);
     case ValueKind::Load:
       if (a->tensor != b->tensor || a->index.size() != b->index.size() || a->fill != b->fill ||
           a->checked != b->checked)
@@ -80,11 +83,16 @@ bool equal(const Value& a, const Value& b) {
       for (size_t i = 0; i < a->index.size(); ++i)
         if (!equal(a->index[i], b->index[i])) return false;
       return true;
-    case ValueKind::Carried: return a->carried == b->carried;
-    case ValueKind::IndexValue: return equal(a->ivalue, b->ivalue);
-    case ValueKind::Unary: return a->uop == b->uop && equal(a->a, b->a);
-    case ValueKind::Binary: return a->bop == b->bop && equal(a->a, b->a) && equal(a->b, b->b);
-    case ValueKind::Ternary: return equal(a->a, b->a) && equal(a->b, b->b) && equal(a->c, b->c);
+    case ValueKind::Carried:
+      return a->carried == b->carried;
+    case ValueKind::IndexValue:
+      return equal(a->ivalue, b->ivalue);
+    case ValueKind::Unary:
+      return a->uop == b->uop && equal(a->a, b->a);
+    case ValueKind::Binary:
+      return a->bop == b->bop && equal(a->a, b->a) && equal(a->b, b->b);
+    case ValueKind::Ternary:
+      return equal(a->a, b->a) && equal(a->b, b->b) && equal(a->c, b->c);
   }
   return false;
 }
@@ -101,6 +109,13 @@ bool uses_carried(const Value& v, int id) {
   if (!v) return false;
   if (v->kind == ValueKind::Carried && v->carried == id) return true;
   return uses_carried(v->a, id) || uses_carried(v->b, id) || uses_carried(v->c, id);
+}
+
+bool may_raise(const Value& v) {
+  if (!v) return false;
+  for (auto& e : v->index)
+    if (may_raise(e)) return true;
+  return may_raise(v->ivalue) || may_raise(v->a) || may_raise(v->b) || may_raise(v->c);
 }
 
 Value rewrite(const Value& v, const std::function<Value(const Value&)>& node,

@@ -8,23 +8,6 @@ namespace uops {
 
 namespace {
 
-// `e` determines `var`: it is ±var plus terms without loop variables or data.
-bool pins(const Index& e, int var) {
-  switch (e->kind) {
-    case IndexKind::Var:
-      return e->value == var;
-    case IndexKind::Neg:
-      return pins(e->a, var);
-    case IndexKind::Add:
-    case IndexKind::Sub: {
-      auto fixed = [](const Index& x) { return !uses_any_var(x) && !uses_data(x); };
-      return (pins(e->a, var) && fixed(e->b)) || (fixed(e->a) && pins(e->b, var));
-    }
-    default:
-      return false;
-  }
-}
-
 Index rename(const Index& e, const std::vector<std::pair<int, int>>& vars) {
   return rewrite(e, [&](const Index& leaf) -> Index {
     if (leaf->kind != IndexKind::Var) return nullptr;
@@ -140,7 +123,7 @@ class Fusion {
       for (int k = 0; k <= max_b; ++k) {
         int var = host.loops[k].var;
         bool pinned = false;
-        for (auto& e : *index) pinned |= pins(e, var);
+        for (auto& e : *index) pinned |= pins_var(e, var);
         if (!pinned) return false;
       }
     }

@@ -14,21 +14,6 @@ bool fixed(const Index& e) {
   return !uses_any_var(e) && !uses_data(e);
 }
 
-// `e` determines `var`: it is ±var plus terms without loop variables or data.
-bool pins(const Index& e, int var) {
-  switch (e->kind) {
-    case IndexKind::Var:
-      return e->value == var;
-    case IndexKind::Neg:
-      return pins(e->a, var);
-    case IndexKind::Add:
-    case IndexKind::Sub:
-      return (pins(e->a, var) && fixed(e->b)) || (fixed(e->a) && pins(e->b, var));
-    default:
-      return false;
-  }
-}
-
 // `e` is var plus terms without loop variables or data: consecutive values of var are
 // consecutive elements when `e` is the last axis.
 bool unit_stride(const Index& e, int var) {
@@ -44,29 +29,10 @@ bool unit_stride(const Index& e, int var) {
   }
 }
 
-// A division or modulo whose divisor is not a positive constant can raise an error; where and
-// whether it is evaluated must then not change.
-bool may_error(const Index& e) {
-  if (!e) return false;
-  int64_t c = 0;
-  if ((e->kind == IndexKind::Div || e->kind == IndexKind::Mod) && !(is_const(e->b, &c) && c > 0))
-    return true;
-  for (auto& a : e->args)
-    if (may_error(a)) return true;
-  return may_error(e->a) || may_error(e->b);
-}
-
-bool may_error(const Value& v) {
-  if (!v) return false;
-  for (auto& e : v->index)
-    if (may_error(e)) return true;
-  return may_error(v->ivalue) || may_error(v->a) || may_error(v->b) || may_error(v->c);
-}
-
-bool may_error(const Stmt& s) {
+bool may_raise(const Stmt& s) {
   for (auto& e : s.index)
-    if (may_error(e)) return true;
-  return may_error(s.value) || may_error(s.arg);
+    if (may_raise(e)) return true;
+  return may_raise(s.value) || may_raise(s.arg);
 }
 
 int count_uses(const Block& b, int carried) {
@@ -103,7 +69,7 @@ bool accumulate_directly(const Program& p, size_t bi, Block& b, size_t k, int c)
     if (uses_data(e)) return false;
   for (size_t j = 0; j <= k; ++j) {
     bool pinned = false;
-    for (auto& e : store->index) pinned |= pins(e, b.loops[j].var);
+    for (auto& e : store->index) pinned |= pins_var(e, b.loops[j].var);
     if (!pinned) return false;
   }
   for (size_t j = 0; j <= k; ++j)
@@ -135,10 +101,10 @@ std::optional<std::vector<size_t>> better_order(const Block& b) {
     const Loop& l = b.loops[k];
     if (!l.carried.empty() || (k + 1 < n && !l.stmts.empty())) return std::nullopt;
     if (uses_any_var(l.start) || uses_any_var(l.end)) return std::nullopt;
-    if (may_error(l.start) || may_error(l.end)) prefix = k + 1;
+    if (may_raise(l.start) || may_raise(l.end)) prefix = k + 1;
   }
   for (auto& s : b.loops.back().stmts)
-    if (s.kind == StmtKind::reduce || may_error(s)) return std::nullopt;
+    if (s.kind == StmtKind::reduce || may_raise(s)) return std::nullopt;
 
   auto accesses = passes::block_accesses(b);
   std::set<int> written, kept;
@@ -161,7 +127,7 @@ std::optional<std::vector<size_t>> better_order(const Block& b) {
     }
     for (int v : kept) {
       bool pinned = false;
-      for (auto& e : *index) pinned |= pins(e, v);
+      for (auto& e : *index) pinned |= pins_var(e, v);
       if (!pinned) return std::nullopt;
     }
   }

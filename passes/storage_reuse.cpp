@@ -32,21 +32,6 @@ bool same_index(const std::vector<Index>& a, const std::vector<Index>& b) {
   return true;
 }
 
-bool pins(const Index& e, int var) {
-  auto fixed = [](const Index& x) { return !uses_any_var(x) && !uses_data(x); };
-  switch (e->kind) {
-    case IndexKind::Var:
-      return e->value == var;
-    case IndexKind::Neg:
-      return pins(e->a, var);
-    case IndexKind::Add:
-    case IndexKind::Sub:
-      return (pins(e->a, var) && fixed(e->b)) || (fixed(e->a) && pins(e->b, var));
-    default:
-      return false;
-  }
-}
-
 // The output t can live in, or -1.
 int target(const Program& p, int t) {
   const TensorInfo& info = p.tensors[t];
@@ -88,7 +73,7 @@ int target(const Program& p, int t) {
   }
   for (int k = 0; k <= loop; ++k) {
     bool pinned = false;
-    for (auto& e : s.index) pinned |= pins(e, block.loops[k].var);
+    for (auto& e : s.index) pinned |= pins_var(e, block.loops[k].var);
     if (!pinned) return -1;
   }
   for (int b = 0; b < last_block; ++b)

@@ -89,7 +89,7 @@ std::string simd_reduction(const Block& b, size_t k) {
   // differ from one sequential pass only in which of -0 and +0 they keep.
   std::set<int> sums, products, maxima, minima, all;
   for (auto& s : l.stmts) {
-    if (codegen::may_error(s.value)) return "";
+    if (may_raise(s.value)) return "";
     if (s.kind != StmtKind::reduce) continue;
     all.insert(s.carried);
     switch (s.op) {

@@ -299,27 +299,6 @@ std::string KernelWriter::value(const Value& v) {
   return print_value(v, 1);
 }
 
-namespace {
-
-bool may_error(const Index& e) {
-  if (!e) return false;
-  int64_t c = 0;
-  if ((e->kind == IndexKind::Div || e->kind == IndexKind::Mod) && !(is_const(e->b, &c) && c > 0))
-    return true;
-  for (auto& a : e->args)
-    if (may_error(a)) return true;
-  return may_error(e->a) || may_error(e->b);
-}
-
-}  // namespace
-
-bool may_error(const Value& v) {
-  if (!v) return false;
-  for (auto& e : v->index)
-    if (may_error(e)) return true;
-  return may_error(v->ivalue) || may_error(v->a) || may_error(v->b) || may_error(v->c);
-}
-
 // ---- statements and loops ---------------------------------------------------------------------
 
 std::string KernelWriter::identity(ReduceOp op) const {
@@ -349,7 +328,7 @@ std::string KernelWriter::store(const Stmt& s, bool atomic) {
   const char* suffix = f64_ ? "" : "f";
   // A checked store evaluates its value first, so an error in it is reported even when the
   // element falls outside (as the interpreter does).
-  bool temp = s.checked && may_error(s.value);
+  bool temp = s.checked && may_raise(s.value);
   std::string v = temp ? "r" : value(s.value);
   std::string line;
   if (s.kind == StmtKind::assign) {

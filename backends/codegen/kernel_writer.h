@@ -91,9 +91,6 @@ class KernelWriter {
 // Definitions of the named helpers, in dependency order.
 std::string helper_definitions(const std::set<std::string>& names, Dialect d);
 
-// Whether evaluating `v` may raise a kernel error (a division whose divisor may be zero).
-bool may_error(const Value& v);
-
 // Indentation helper for the emitters.
 inline std::string pad(int indent) {
   return std::string(size_t(indent) * 2, ' ');

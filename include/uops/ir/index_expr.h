@@ -22,11 +22,11 @@ using Index = std::shared_ptr<const IndexNode>;
 
 struct IndexNode {
   IndexKind kind = IndexKind::Const;
-  int64_t value = 0;          // Const: the value; Var: variable; Dim, Data: tensor (or source)
-  int axis = 0;               // Dim: the axis
-  std::string name;           // Param: the parameter's name
-  Index a, b;                 // operands of Neg (a only) and of the binary kinds
-  std::vector<Index> args;    // Data: the element of an i32 tensor that is read as an index
+  int64_t value = 0;        // Const: the value; Var: variable; Dim, Data: tensor (or source)
+  int axis = 0;             // Dim: the axis
+  std::string name;         // Param: the parameter's name
+  Index a, b;               // operands of Neg (a only) and of the binary kinds
+  std::vector<Index> args;  // Data: the element of an i32 tensor that is read as an index
 };
 
 namespace idx {
@@ -52,6 +52,12 @@ bool uses_var(const Index& e, int var);
 bool uses_any_var(const Index& e);
 bool uses_data(const Index& e);
 void collect_vars(const Index& e, std::vector<int>& out);
+// `e` determines `var`: it is ±var plus terms without loop variables or data, so distinct values
+// of var give distinct values of e.
+bool pins_var(const Index& e, int var);
+// `e` holds a division or modulo whose divisor is not a positive constant: evaluating it can
+// raise an error, so where and whether it is evaluated must not change.
+bool may_raise(const Index& e);
 
 // Rebuilds `e` bottom-up; `leaf` may replace a leaf (Var, Dim, Param, Data) by returning non-null.
 Index rewrite(const Index& e, const std::function<Index(const Index&)>& leaf);

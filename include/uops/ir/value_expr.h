@@ -18,16 +18,16 @@ using Value = std::shared_ptr<const ValueNode>;
 
 struct ValueNode {
   ValueKind kind = ValueKind::Const;
-  double constant = 0.0;      // Const
-  int tensor = -1;            // Load
-  std::vector<Index> index;   // Load: one expression per axis
-  double fill = 0.0;          // Load: the value read outside the tensor
-  bool checked = true;        // Load: false once the bounds pass proved the access in range
-  int carried = -1;           // Carried
-  Index ivalue;               // IndexValue: an index expression used as a value
+  double constant = 0.0;     // Const
+  int tensor = -1;           // Load
+  std::vector<Index> index;  // Load: one expression per axis
+  double fill = 0.0;         // Load: the value read outside the tensor
+  bool checked = true;       // Load: false once the bounds pass proved the access in range
+  int carried = -1;          // Carried
+  Index ivalue;              // IndexValue: an index expression used as a value
   UnaryOp uop = UnaryOp::neg;
   BinaryOp bop = BinaryOp::add;
-  Value a, b, c;              // operands (Ternary: a ? b : c, true when a != 0)
+  Value a, b, c;  // operands (Ternary: a ? b : c, true when a != 0)
 };
 
 namespace val {
@@ -45,6 +45,8 @@ bool equal(const Value& a, const Value& b);
 // Calls `f` on every Load node (pre-order).
 void for_each_load(const Value& v, const std::function<void(const ValueNode&)>& f);
 bool uses_carried(const Value& v, int id);
+// Some index expression inside `v` may raise an error when evaluated (see may_raise(Index)).
+bool may_raise(const Value& v);
 
 // Rebuilds `v` bottom-up; `node` may replace any node by returning non-null. Index expressions
 // inside are rewritten by `index` when given.
