@@ -1,6 +1,7 @@
 // Oracle-test a hand-written kernel against the canonical uop implementation of an op.
-#include <cstdio>
 #include <uops/oracle/harness.h>
+
+#include <cstdio>
 
 int main() {
   using namespace uops;

@@ -1,8 +1,9 @@
 // Describe an op with uops (here a row-wise L2 normalization), lower it and run it on the
 // interpreter.
+#include <uops/uops.h>
+
 #include <cmath>
 #include <cstdio>
-#include <uops/uops.h>
 
 int main() {
   using namespace uops;

@@ -53,7 +53,8 @@ Binding bind(const Program& p, const TensorMap& inputs, const ParamMap& params) 
   for (auto& [name, value] : params) {
     bool known = false;
     for (auto& q : p.params) known |= q == name;
-    if (!known) throw Error("unknown parameter '" + name + "' (parameters are " + list(p.params) + ")");
+    if (!known)
+      throw Error("unknown parameter '" + name + "' (parameters are " + list(p.params) + ")");
   }
   for (auto& name : p.params) {
     auto it = params.find(name);

@@ -11,9 +11,12 @@ void internal_error(const char* file, int line, const std::string& what) {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::f32: return "f32";
-    case DType::f64: return "f64";
-    case DType::i32: return "i32";
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
+    case DType::i32:
+      return "i32";
   }
   return "?";
 }
@@ -25,6 +28,8 @@ DType dtype_from_name(const std::string& name) {
   throw Error("unknown dtype '" + name + "' (expected f32, f64 or i32)");
 }
 
-std::size_t dtype_size(DType t) { return t == DType::f64 ? 8 : 4; }
+std::size_t dtype_size(DType t) {
+  return t == DType::f64 ? 8 : 4;
+}
 
 }  // namespace uops

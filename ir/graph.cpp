@@ -14,26 +14,36 @@ constexpr int kMaxRank = 8;
 
 bool valid_name(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 }  // namespace
 
 const char* uop_kind_name(UopKind k) {
   switch (k) {
-    case UopKind::input: return "input";
-    case UopKind::reindex: return "reindex";
-    case UopKind::unary: return "unary";
-    case UopKind::binary: return "binary";
-    case UopKind::ternary: return "ternary";
-    case UopKind::reduce: return "reduce";
-    case UopKind::select: return "select";
+    case UopKind::input:
+      return "input";
+    case UopKind::reindex:
+      return "reindex";
+    case UopKind::unary:
+      return "unary";
+    case UopKind::binary:
+      return "binary";
+    case UopKind::ternary:
+      return "ternary";
+    case UopKind::reduce:
+      return "reduce";
+    case UopKind::select:
+      return "select";
   }
   return "?";
 }
 
-const UopNode& Graph::node(Node n) const { return checked(n, "node"); }
+const UopNode& Graph::node(Node n) const {
+  return checked(n, "node");
+}
 
 const UopNode& Graph::checked(Node n, const char* what) const {
   if (n.id < 0 || n.id >= int(nodes_.size()))
@@ -224,8 +234,7 @@ Node Graph::reduce(ReduceOp op, std::vector<int> axes, Node x) {
     if (i && axes[i] == axes[i - 1])
       throw Error(what + ": axis " + std::to_string(axes[i]) + " is given twice");
   }
-  if (is_arg_reduce(op) && in.dtype == DType::i32)
-    throw Error(what + ": needs a float input");
+  if (is_arg_reduce(op) && in.dtype == DType::i32) throw Error(what + ": needs a float input");
   UopNode n;
   n.kind = UopKind::reduce;
   n.rop = op;

@@ -19,7 +19,8 @@ class Lowering {
     tensor_of_.assign(nodes.size(), -1);
     // Inputs first so that every shape can be written over their axes.
     for (size_t i = 0; i < nodes.size(); ++i)
-      if (nodes[i].kind == UopKind::input) tensor_of_[i] = new_tensor(nodes[i], nodes[i].name, Role::input);
+      if (nodes[i].kind == UopKind::input)
+        tensor_of_[i] = new_tensor(nodes[i], nodes[i].name, Role::input);
     unify_equal_dims();
     std::map<int, std::vector<std::string>> output_names;
     for (auto& [name, id] : g_.outputs()) output_names[id].push_back(name);
@@ -53,7 +54,8 @@ class Lowering {
     int id = int(p_.tensors.size());
     p_.tensors.push_back(std::move(t));
     if (role == Role::input)
-      for (size_t a = 0; a < n.shape.size(); ++a) p_.tensors[id].shape.push_back(idx::dim(id, int(a)));
+      for (size_t a = 0; a < n.shape.size(); ++a)
+        p_.tensors[id].shape.push_back(idx::dim(id, int(a)));
     else
       for (auto& e : n.shape) p_.tensors[id].shape.push_back(map(e));
     return id;
@@ -157,7 +159,8 @@ class Lowering {
         b.origin = "select axis " + std::to_string(n.axis);
         break;
       }
-      default: UOPS_ASSERT(false, "unexpected uop kind in lowering");
+      default:
+        UOPS_ASSERT(false, "unexpected uop kind in lowering");
     }
     assign(b, out, vars, v);
     p_.blocks.push_back(std::move(b));

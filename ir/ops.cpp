@@ -8,7 +8,7 @@ namespace uops {
 
 namespace {
 
-constexpr const char* kUnary[] = {"neg",   "abs",     "exp", "log", "sqrt", "rsqrt",
+constexpr const char* kUnary[] = {"neg",   "abs",  "exp",     "log", "sqrt", "rsqrt",
                                   "recip", "tanh", "sigmoid", "sin", "cos",  "floor"};
 constexpr const char* kBinary[] = {"add", "sub", "mul", "div", "pow", "max",
                                    "min", "eq",  "ne",  "lt",  "le"};
@@ -27,11 +27,19 @@ Op from_name(const char* const (&names)[N], const std::string& name, const char*
 
 }  // namespace
 
-const char* op_name(UnaryOp op) { return kUnary[static_cast<int>(op)]; }
-const char* op_name(BinaryOp op) { return kBinary[static_cast<int>(op)]; }
-const char* op_name(ReduceOp op) { return kReduce[static_cast<int>(op)]; }
+const char* op_name(UnaryOp op) {
+  return kUnary[static_cast<int>(op)];
+}
+const char* op_name(BinaryOp op) {
+  return kBinary[static_cast<int>(op)];
+}
+const char* op_name(ReduceOp op) {
+  return kReduce[static_cast<int>(op)];
+}
 
-UnaryOp unary_op_from_name(const std::string& n) { return from_name<UnaryOp>(kUnary, n, "unary"); }
+UnaryOp unary_op_from_name(const std::string& n) {
+  return from_name<UnaryOp>(kUnary, n, "unary");
+}
 BinaryOp binary_op_from_name(const std::string& n) {
   return from_name<BinaryOp>(kBinary, n, "binary");
 }
@@ -42,12 +50,16 @@ ReduceOp reduce_op_from_name(const std::string& n) {
 double reduce_identity(ReduceOp op) {
   switch (op) {
     case ReduceOp::sum:
-    case ReduceOp::mean: return 0.0;
-    case ReduceOp::prod: return 1.0;
+    case ReduceOp::mean:
+      return 0.0;
+    case ReduceOp::prod:
+      return 1.0;
     case ReduceOp::max:
-    case ReduceOp::argmax: return -std::numeric_limits<double>::infinity();
+    case ReduceOp::argmax:
+      return -std::numeric_limits<double>::infinity();
     case ReduceOp::min:
-    case ReduceOp::argmin: return std::numeric_limits<double>::infinity();
+    case ReduceOp::argmin:
+      return std::numeric_limits<double>::infinity();
   }
   return 0.0;
 }

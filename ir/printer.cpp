@@ -39,14 +39,20 @@ void print_value(const Program& p, const Value& v, std::string& out) {
     return;
   }
   switch (v->kind) {
-    case ValueKind::Const: out += format_double(v->constant); return;
+    case ValueKind::Const:
+      out += format_double(v->constant);
+      return;
     case ValueKind::Load:
       out += tensor_name(p, v->tensor) + (v->checked ? "?" : "");
       out += indices(p, v->index);
       if (v->fill != 0.0) out.insert(out.size() - 1, " fill " + format_double(v->fill));
       return;
-    case ValueKind::Carried: out += "c" + std::to_string(v->carried); return;
-    case ValueKind::IndexValue: out += "idx(" + index_text(p, v->ivalue) + ")"; return;
+    case ValueKind::Carried:
+      out += "c" + std::to_string(v->carried);
+      return;
+    case ValueKind::IndexValue:
+      out += "idx(" + index_text(p, v->ivalue) + ")";
+      return;
     case ValueKind::Unary:
       out += std::string(op_name(v->uop)) + "(";
       print_value(p, v->a, out);
@@ -55,15 +61,32 @@ void print_value(const Program& p, const Value& v, std::string& out) {
     case ValueKind::Binary: {
       const char* infix = nullptr;
       switch (v->bop) {
-        case BinaryOp::add: infix = " + "; break;
-        case BinaryOp::sub: infix = " - "; break;
-        case BinaryOp::mul: infix = " * "; break;
-        case BinaryOp::div: infix = " / "; break;
-        case BinaryOp::eq: infix = " == "; break;
-        case BinaryOp::ne: infix = " != "; break;
-        case BinaryOp::lt: infix = " < "; break;
-        case BinaryOp::le: infix = " <= "; break;
-        default: break;
+        case BinaryOp::add:
+          infix = " + ";
+          break;
+        case BinaryOp::sub:
+          infix = " - ";
+          break;
+        case BinaryOp::mul:
+          infix = " * ";
+          break;
+        case BinaryOp::div:
+          infix = " / ";
+          break;
+        case BinaryOp::eq:
+          infix = " == ";
+          break;
+        case BinaryOp::ne:
+          infix = " != ";
+          break;
+        case BinaryOp::lt:
+          infix = " < ";
+          break;
+        case BinaryOp::le:
+          infix = " <= ";
+          break;
+        default:
+          break;
       }
       if (infix) {
         out += "(";
@@ -95,7 +118,8 @@ void print_value(const Program& p, const Value& v, std::string& out) {
 std::string stmt_text(const Program& p, const Stmt& s) {
   std::string v = print(p, s.value);
   switch (s.kind) {
-    case StmtKind::assign: return store_target(p, s) + " = " + v;
+    case StmtKind::assign:
+      return store_target(p, s) + " = " + v;
     case StmtKind::accumulate:
       return store_target(p, s) + " " + op_name(s.op) + "= " + v;
     case StmtKind::reduce: {
@@ -116,13 +140,15 @@ std::string print(const Program& p, const Value& v) {
 }
 
 std::string print_block(const Program& p, const Block& b, int number) {
-  std::string out = "block " + std::to_string(number) + (b.origin.empty() ? "" : ": " + b.origin) + "\n";
+  std::string out =
+      "block " + std::to_string(number) + (b.origin.empty() ? "" : ": " + b.origin) + "\n";
   for (size_t k = 0; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];
     out += std::string(2 * (k + 1), ' ') + "for v" + std::to_string(l.var) + " in [" +
            index_text(p, l.start) + ", " + index_text(p, l.end) + ")";
     for (size_t c = 0; c < l.carried.size(); ++c)
-      out += (c ? ", c" : " carry c") + std::to_string(l.carried[c].id) + " " + op_name(l.carried[c].op);
+      out += (c ? ", c" : " carry c") + std::to_string(l.carried[c].id) + " " +
+             op_name(l.carried[c].op);
     out += ":\n";
   }
   for (size_t k = b.loops.size(); k-- > 0;)

@@ -4,9 +4,12 @@ namespace uops {
 
 const char* role_name(Role r) {
   switch (r) {
-    case Role::input: return "input";
-    case Role::output: return "output";
-    case Role::temporary: return "temp";
+    case Role::input:
+      return "input";
+    case Role::output:
+      return "output";
+    case Role::temporary:
+      return "temp";
   }
   return "?";
 }
@@ -39,18 +42,20 @@ DType Program::value_type() const {
 
 std::string dim_name(const Program& p, int tensor, int axis) {
   std::string name = tensor >= 0 && tensor < int(p.tensors.size()) ? p.tensors[tensor].name
-                                                                  : "#" + std::to_string(tensor);
+                                                                   : "#" + std::to_string(tensor);
   return name + "." + std::to_string(axis);
 }
 
 std::string index_text(const Program& p, const Index& e) {
   return to_string(e, [&](const IndexNode& n) -> std::string {
     switch (n.kind) {
-      case IndexKind::Var: return "v" + std::to_string(n.value);
-      case IndexKind::Dim: return dim_name(p, int(n.value), n.axis);
+      case IndexKind::Var:
+        return "v" + std::to_string(n.value);
+      case IndexKind::Dim:
+        return dim_name(p, int(n.value), n.axis);
       default:
         return n.value >= 0 && n.value < int64_t(p.tensors.size()) ? p.tensors[n.value].name
-                                                                    : "#" + std::to_string(n.value);
+                                                                   : "#" + std::to_string(n.value);
     }
   });
 }

@@ -25,7 +25,8 @@ class Verifier {
       for (auto& l : p_.blocks[b].loops)
         for (auto& c : l.carried) {
           if (c.id < 0 || c.id >= p_.num_carried)
-            fail("block " + std::to_string(b) + ": carried c" + std::to_string(c.id) + " out of range");
+            fail("block " + std::to_string(b) + ": carried c" + std::to_string(c.id) +
+                 " out of range");
           if (!owner_block.emplace(c.id, int(b)).second)
             fail("carried c" + std::to_string(c.id) + " is owned by two loops");
         }
@@ -84,7 +85,8 @@ class Verifier {
           else
             for (auto& a : leaf->args) check_index(a, vars, where);
           return leaf;
-        default: check_static(leaf, where);
+        default:
+          check_static(leaf, where);
       }
       return nullptr;
     });
@@ -111,13 +113,19 @@ class Verifier {
       return;
     }
     switch (v->kind) {
-      case ValueKind::Load: check_access(v->tensor, v->index, vars, where); break;
+      case ValueKind::Load:
+        check_access(v->tensor, v->index, vars, where);
+        break;
       case ValueKind::Carried:
         if (std::find(carried.begin(), carried.end(), v->carried) == carried.end())
           fail(where + " reads c" + std::to_string(v->carried) + " outside its loop");
         break;
-      case ValueKind::IndexValue: check_index(v->ivalue, vars, where); break;
-      case ValueKind::Unary: check_value(v->a, vars, carried, where); break;
+      case ValueKind::IndexValue:
+        check_index(v->ivalue, vars, where);
+        break;
+      case ValueKind::Unary:
+        check_value(v->a, vars, carried, where);
+        break;
       case ValueKind::Binary:
         check_value(v->a, vars, carried, where);
         check_value(v->b, vars, carried, where);
@@ -127,7 +135,8 @@ class Verifier {
         check_value(v->b, vars, carried, where);
         check_value(v->c, vars, carried, where);
         break;
-      case ValueKind::Const: break;
+      case ValueKind::Const:
+        break;
     }
   }
 
@@ -147,7 +156,8 @@ class Verifier {
       for (auto& c : l.carried) {
         carried.push_back(c.id);
         carried_op[c.id] = c.op;
-        if (c.op == ReduceOp::mean) fail(where + ": carried c" + std::to_string(c.id) + " uses mean");
+        if (c.op == ReduceOp::mean)
+          fail(where + ": carried c" + std::to_string(c.id) + " uses mean");
       }
       for (auto& s : l.stmts) check_stmt(s, vars, carried, carried_op, where);
     }
@@ -185,7 +195,9 @@ class Verifier {
 
 }  // namespace
 
-std::vector<std::string> verify(const Program& p) { return Verifier(p).run(); }
+std::vector<std::string> verify(const Program& p) {
+  return Verifier(p).run();
+}
 
 void verify_or_throw(const Program& p, const std::string& stage) {
   auto errors = verify(p);

@@ -74,8 +74,8 @@ std::vector<Token> lex(std::string_view text) {
       } else if (word[0] == 'i' && is_digits(word.substr(1))) {
         t.kind = TokenKind::LoopVar;
         t.number = to_int(text, word.substr(1), column);
-      } else if (word[0] == 'd' && word.size() >= 3 && std::isupper(static_cast<unsigned char>(word[1])) &&
-                 is_digits(word.substr(2))) {
+      } else if (word[0] == 'd' && word.size() >= 3 &&
+                 std::isupper(static_cast<unsigned char>(word[1])) && is_digits(word.substr(2))) {
         t.kind = TokenKind::Dim;
         t.source = word[1] - 'A';
         t.number = to_int(text, word.substr(2), column);

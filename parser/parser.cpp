@@ -36,9 +36,7 @@ class Parser {
  private:
   const Token& peek() const { return tokens_[pos_]; }
   const Token& next() { return tokens_[pos_++]; }
-  bool at(char punct) const {
-    return peek().kind == TokenKind::Punct && peek().punct == punct;
-  }
+  bool at(char punct) const { return peek().kind == TokenKind::Punct && peek().punct == punct; }
 
   [[noreturn]] void fail(int column, const std::string& what) const {
     throw Error("\"" + std::string(text_) + "\": column " + std::to_string(column) + ": " + what);
@@ -86,8 +84,8 @@ class Parser {
                                     (options_.num_sources > 1
                                          ? std::string("-") + char('A' + options_.num_sources - 1)
                                          : std::string());
-      fail(t.column, "shape source " + std::string(1, char('A' + t.source)) +
-                         " is out of range: " + range);
+      fail(t.column,
+           "shape source " + std::string(1, char('A' + t.source)) + " is out of range: " + range);
     }
     if (t.number > kMaxAxis)
       fail(t.column, "axis " + std::to_string(t.number) + " is out of range");
@@ -97,7 +95,9 @@ class Parser {
   Index factor() {
     const Token& t = peek();
     switch (t.kind) {
-      case TokenKind::Int: ++pos_; return idx::constant(t.number);
+      case TokenKind::Int:
+        ++pos_;
+        return idx::constant(t.number);
       case TokenKind::LoopVar:
         ++pos_;
         if (!options_.allow_loop_vars)
@@ -123,9 +123,8 @@ class Parser {
       case TokenKind::Param: {
         ++pos_;
         std::string name = t.text.substr(1);
-        if (options_.params &&
-            std::find(options_.params->begin(), options_.params->end(), name) ==
-                options_.params->end())
+        if (options_.params && std::find(options_.params->begin(), options_.params->end(), name) ==
+                                   options_.params->end())
           fail(t.column, "unknown parameter '$" + name + "'");
         return idx::param(name);
       }
@@ -147,7 +146,8 @@ class Parser {
           return e;
         }
         break;
-      case TokenKind::End: break;
+      case TokenKind::End:
+        break;
     }
     expected("a term");
   }

@@ -42,9 +42,12 @@ struct Storage {
 template <typename T>
 T read_element(const Storage& s, int64_t off) {
   switch (s.dtype) {
-    case DType::f32: return T(static_cast<const float*>(s.read)[off]);
-    case DType::f64: return T(static_cast<const double*>(s.read)[off]);
-    case DType::i32: return T(static_cast<const int32_t*>(s.read)[off]);
+    case DType::f32:
+      return T(static_cast<const float*>(s.read)[off]);
+    case DType::f64:
+      return T(static_cast<const double*>(s.read)[off]);
+    case DType::i32:
+      return T(static_cast<const int32_t*>(s.read)[off]);
   }
   return T(0);
 }
@@ -52,9 +55,15 @@ T read_element(const Storage& s, int64_t off) {
 template <typename T>
 void write_element(const Storage& s, int64_t off, T v) {
   switch (s.dtype) {
-    case DType::f32: static_cast<float*>(s.write)[off] = float(v); break;
-    case DType::f64: static_cast<double*>(s.write)[off] = double(v); break;
-    case DType::i32: static_cast<int32_t*>(s.write)[off] = to_i32(v); break;
+    case DType::f32:
+      static_cast<float*>(s.write)[off] = float(v);
+      break;
+    case DType::f64:
+      static_cast<double*>(s.write)[off] = double(v);
+      break;
+    case DType::i32:
+      static_cast<int32_t*>(s.write)[off] = to_i32(v);
+      break;
   }
 }
 
@@ -116,12 +125,20 @@ class Run {
   std::optional<CIndex<T>> affine(const Index& e) {
     CIndex<T> r;
     switch (e->kind) {
-      case IndexKind::Const: r.c0 = e->value; return r;
+      case IndexKind::Const:
+        r.c0 = e->value;
+        return r;
       case IndexKind::Dim:
-      case IndexKind::Param: r.c0 = evaluate(e, env_); return r;
-      case IndexKind::Var: r.terms.push_back({int(e->value), 1}); return r;
-      case IndexKind::Data: return std::nullopt;
-      default: break;
+      case IndexKind::Param:
+        r.c0 = evaluate(e, env_);
+        return r;
+      case IndexKind::Var:
+        r.terms.push_back({int(e->value), 1});
+        return r;
+      case IndexKind::Data:
+        return std::nullopt;
+      default:
+        break;
     }
     auto a = affine(e->a);
     if (!a) return std::nullopt;
@@ -129,8 +146,10 @@ class Run {
     auto b = affine(e->b);
     if (!b) return std::nullopt;
     switch (e->kind) {
-      case IndexKind::Add: return combine(*a, *b, 1);
-      case IndexKind::Sub: return combine(*a, *b, -1);
+      case IndexKind::Add:
+        return combine(*a, *b, 1);
+      case IndexKind::Sub:
+        return combine(*a, *b, -1);
       case IndexKind::Mul:
         if (a->terms.empty()) return scale(*b, a->c0);
         if (b->terms.empty()) return scale(*a, b->c0);
@@ -191,13 +210,20 @@ class Run {
     }
     auto a = closure(e->a), b = closure(e->b);
     switch (e->kind) {
-      case IndexKind::Add: return [a, b](const Frame<T>& f) { return a(f) + b(f); };
-      case IndexKind::Sub: return [a, b](const Frame<T>& f) { return a(f) - b(f); };
-      case IndexKind::Mul: return [a, b](const Frame<T>& f) { return a(f) * b(f); };
-      case IndexKind::Div: return [a, b](const Frame<T>& f) { return floor_div(a(f), b(f)); };
-      case IndexKind::Mod: return [a, b](const Frame<T>& f) { return floor_mod(a(f), b(f)); };
-      case IndexKind::Min: return [a, b](const Frame<T>& f) { return std::min(a(f), b(f)); };
-      default: return [a, b](const Frame<T>& f) { return std::max(a(f), b(f)); };
+      case IndexKind::Add:
+        return [a, b](const Frame<T>& f) { return a(f) + b(f); };
+      case IndexKind::Sub:
+        return [a, b](const Frame<T>& f) { return a(f) - b(f); };
+      case IndexKind::Mul:
+        return [a, b](const Frame<T>& f) { return a(f) * b(f); };
+      case IndexKind::Div:
+        return [a, b](const Frame<T>& f) { return floor_div(a(f), b(f)); };
+      case IndexKind::Mod:
+        return [a, b](const Frame<T>& f) { return floor_mod(a(f), b(f)); };
+      case IndexKind::Min:
+        return [a, b](const Frame<T>& f) { return std::min(a(f), b(f)); };
+      default:
+        return [a, b](const Frame<T>& f) { return std::max(a(f), b(f)); };
     }
   }
 
@@ -231,7 +257,8 @@ class Run {
 
   VFn compile_value(const Value& v) {
     switch (v->kind) {
-      case ValueKind::Const: return [c = T(v->constant)](Frame<T>&) { return c; };
+      case ValueKind::Const:
+        return [c = T(v->constant)](Frame<T>&) { return c; };
       case ValueKind::Load: {
         CAccess a = compile_access(v->tensor, v->index, v->checked);
         Storage s = storage_[v->tensor];

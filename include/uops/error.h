@@ -21,7 +21,7 @@ struct InternalError : std::logic_error {
 
 }  // namespace uops
 
-#define UOPS_ASSERT(cond, what)                                  \
-  do {                                                           \
+#define UOPS_ASSERT(cond, what)                                    \
+  do {                                                             \
     if (!(cond)) ::uops::internal_error(__FILE__, __LINE__, what); \
   } while (0)

@@ -40,10 +40,10 @@ struct UopNode {
   UnaryOp uop = UnaryOp::neg;
   BinaryOp bop = BinaryOp::add;
   ReduceOp rop = ReduceOp::sum;
-  std::vector<int> axes;      // reduce: the reduced axes, ascending
-  int axis = 0;               // select: the gathered axis
-  std::vector<Index> index;   // reindex: Var(N) is output axis N; sizes resolved like shapes
-  double fill = 0.0;          // reindex
+  std::vector<int> axes;     // reduce: the reduced axes, ascending
+  int axis = 0;              // select: the gathered axis
+  std::vector<Index> index;  // reindex: Var(N) is output axis N; sizes resolved like shapes
+  double fill = 0.0;         // reindex
 };
 
 class Graph {

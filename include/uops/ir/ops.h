@@ -18,7 +18,9 @@ UnaryOp unary_op_from_name(const std::string& name);
 BinaryOp binary_op_from_name(const std::string& name);
 ReduceOp reduce_op_from_name(const std::string& name);
 
-inline bool is_arg_reduce(ReduceOp op) { return op == ReduceOp::argmax || op == ReduceOp::argmin; }
+inline bool is_arg_reduce(ReduceOp op) {
+  return op == ReduceOp::argmax || op == ReduceOp::argmin;
+}
 inline bool is_comparison(BinaryOp op) {
   return op == BinaryOp::eq || op == BinaryOp::ne || op == BinaryOp::lt || op == BinaryOp::le;
 }

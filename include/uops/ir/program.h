@@ -29,13 +29,13 @@ enum class StmtKind { assign, accumulate, reduce };
 
 struct Stmt {
   StmtKind kind = StmtKind::assign;
-  int tensor = -1;           // assign, accumulate: the tensor written
-  std::vector<Index> index;  // assign, accumulate: the element written (outside: no store)
-  bool checked = true;       // assign, accumulate: false once proven in range
+  int tensor = -1;              // assign, accumulate: the tensor written
+  std::vector<Index> index;     // assign, accumulate: the element written (outside: no store)
+  bool checked = true;          // assign, accumulate: false once proven in range
   ReduceOp op = ReduceOp::sum;  // accumulate: sum, max or min; reduce: the carried scalar's op
-  int carried = -1;          // reduce: the carried scalar updated
+  int carried = -1;             // reduce: the carried scalar updated
   Value value;
-  Index arg;                 // reduce with argmax/argmin: the position of `value`
+  Index arg;  // reduce with argmax/argmin: the position of `value`
 };
 
 struct Carried {
@@ -69,8 +69,8 @@ struct Program {
   int num_vars = 0;     // loop variable ids are 0 .. num_vars-1
   int num_carried = 0;  // carried scalar ids are 0 .. num_carried-1
 
-  std::vector<int> inputs() const;   // tensor ids with Role::input, in table order
-  std::vector<int> outputs() const;  // tensor ids with Role::output, in table order
+  std::vector<int> inputs() const;                 // tensor ids with Role::input, in table order
+  std::vector<int> outputs() const;                // tensor ids with Role::output, in table order
   int find_tensor(const std::string& name) const;  // -1 when absent
   // The float type values are computed in: f64 if any tensor is f64, else f32.
   DType value_type() const;

@@ -18,18 +18,30 @@ namespace uops {
 template <typename T>
 T apply_unary(UnaryOp op, T a) {
   switch (op) {
-    case UnaryOp::neg: return -a;
-    case UnaryOp::abs: return std::fabs(a);
-    case UnaryOp::exp: return std::exp(a);
-    case UnaryOp::log: return std::log(a);
-    case UnaryOp::sqrt: return std::sqrt(a);
-    case UnaryOp::rsqrt: return T(1) / std::sqrt(a);
-    case UnaryOp::recip: return T(1) / a;
-    case UnaryOp::tanh: return std::tanh(a);
-    case UnaryOp::sigmoid: return T(1) / (T(1) + std::exp(-a));
-    case UnaryOp::sin: return std::sin(a);
-    case UnaryOp::cos: return std::cos(a);
-    case UnaryOp::floor: return std::floor(a);
+    case UnaryOp::neg:
+      return -a;
+    case UnaryOp::abs:
+      return std::fabs(a);
+    case UnaryOp::exp:
+      return std::exp(a);
+    case UnaryOp::log:
+      return std::log(a);
+    case UnaryOp::sqrt:
+      return std::sqrt(a);
+    case UnaryOp::rsqrt:
+      return T(1) / std::sqrt(a);
+    case UnaryOp::recip:
+      return T(1) / a;
+    case UnaryOp::tanh:
+      return std::tanh(a);
+    case UnaryOp::sigmoid:
+      return T(1) / (T(1) + std::exp(-a));
+    case UnaryOp::sin:
+      return std::sin(a);
+    case UnaryOp::cos:
+      return std::cos(a);
+    case UnaryOp::floor:
+      return std::floor(a);
   }
   return a;
 }
@@ -37,17 +49,28 @@ T apply_unary(UnaryOp op, T a) {
 template <typename T>
 T apply_binary(BinaryOp op, T a, T b) {
   switch (op) {
-    case BinaryOp::add: return a + b;
-    case BinaryOp::sub: return a - b;
-    case BinaryOp::mul: return a * b;
-    case BinaryOp::div: return a / b;
-    case BinaryOp::pow: return std::pow(a, b);
-    case BinaryOp::max: return a >= b ? a : b;
-    case BinaryOp::min: return a <= b ? a : b;
-    case BinaryOp::eq: return a == b ? T(1) : T(0);
-    case BinaryOp::ne: return a != b ? T(1) : T(0);
-    case BinaryOp::lt: return a < b ? T(1) : T(0);
-    case BinaryOp::le: return a <= b ? T(1) : T(0);
+    case BinaryOp::add:
+      return a + b;
+    case BinaryOp::sub:
+      return a - b;
+    case BinaryOp::mul:
+      return a * b;
+    case BinaryOp::div:
+      return a / b;
+    case BinaryOp::pow:
+      return std::pow(a, b);
+    case BinaryOp::max:
+      return a >= b ? a : b;
+    case BinaryOp::min:
+      return a <= b ? a : b;
+    case BinaryOp::eq:
+      return a == b ? T(1) : T(0);
+    case BinaryOp::ne:
+      return a != b ? T(1) : T(0);
+    case BinaryOp::lt:
+      return a < b ? T(1) : T(0);
+    case BinaryOp::le:
+      return a <= b ? T(1) : T(0);
   }
   return a;
 }
@@ -58,8 +81,12 @@ template <typename T>
 bool reduce_step(ReduceOp op, T& acc, T v) {
   switch (op) {
     case ReduceOp::sum:
-    case ReduceOp::mean: acc += v; return false;
-    case ReduceOp::prod: acc *= v; return false;
+    case ReduceOp::mean:
+      acc += v;
+      return false;
+    case ReduceOp::prod:
+      acc *= v;
+      return false;
     case ReduceOp::max:
     case ReduceOp::argmax:
       if (v > acc) {
