@@ -10,6 +10,9 @@ bash scripts/install-deps.sh
 jobs=$(nproc)
 step() { printf '\n== %s ==\n' "$*"; }
 
+step "Format: every C++ file as .clang-format says"
+git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
+
 step "Release: build and test"
 cmake --preset release
 cmake --build --preset release -j "$jobs"
