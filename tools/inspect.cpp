@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/backends/cuda/cuda_backend.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
@@ -14,10 +15,6 @@
 #include "uops/ops/gradient.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/stats.h"
-#if __has_include("uops/backends/cuda/cuda_backend.h")
-#include "uops/backends/cuda/cuda_backend.h"
-#define UOPC_HAS_CUDA_EMITTER 1
-#endif
 
 namespace uops::tools {
 
@@ -146,12 +143,8 @@ int emit(const std::string& name, const std::string& target, bool grad) {
     std::cout << emit_c(p);
     return 0;
   }
-#ifdef UOPC_HAS_CUDA_EMITTER
   std::cout << emit_cuda(p);
   return 0;
-#else
-  throw Error("emit --target cuda: not available yet: this build has no CUDA code generator");
-#endif
 }
 
 namespace {
