@@ -16,7 +16,7 @@ int64_t element_count(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) throw Error("negative size " + std::to_string(d) + " in a shape");
-    if (__builtin_mul_overflow(n, d, &n)) throw Error("shape has too many elements");
+    if (__builtin_mul_overflow(n, d, &n)) throw LimitError("shape has too many elements");
   }
   return n;
 }
@@ -31,7 +31,7 @@ Tensor Tensor::uninitialized(DType dt, std::vector<int64_t> s) {
   t.shape = std::move(s);
   int64_t n = element_count(t.shape);
   if (n > kMaxBytes / int64_t(dtype_size(dt)))
-    throw Error("tensor of shape " + t.shape_text() + " is too large");
+    throw LimitError("tensor of shape " + t.shape_text() + " is too large");
   t.bytes.resize(size_t(n) * dtype_size(dt));
   return t;
 }

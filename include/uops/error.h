@@ -12,6 +12,13 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The input is valid but exceeds a resource limit (a tensor or a run larger than the memory
+// budget, an expression past its size limit). Callers that draw random cases (the oracle) treat
+// it as an invalid case, never as a failure of the op.
+struct LimitError : Error {
+  using Error::Error;
+};
+
 // A broken internal invariant: a bug in uops, not in the caller's input.
 struct InternalError : std::logic_error {
   using std::logic_error::logic_error;
