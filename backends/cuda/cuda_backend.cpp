@@ -17,6 +17,8 @@ namespace uops {
 
 namespace {
 
+#ifdef UOPS_HAVE_NVRTC
+// Only the NVRTC build compiles kernels, so only it needs an architecture.
 std::string default_arch() {
   std::string why;
   if (const cuda::Driver* d = cuda::driver(&why))
@@ -24,7 +26,6 @@ std::string default_arch() {
   return "compute_80";
 }
 
-#ifdef UOPS_HAVE_NVRTC
 std::string nvrtc_identity() {
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
