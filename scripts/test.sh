@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The test job: install what is missing, then build and run every suite in Release, the whole
-# suite again under ASan+UBSan, the runtime's suite under TSan, and the parser fuzzer for
-# $UOPS_FUZZ_SECONDS (default 60). Long randomized runs (ctest label "long") are left out;
-# run them with `ctest --preset release -L long`.
+# The test job: install what is missing, then build and run every suite in Release, again in
+# Release without the CUDA toolkit where the machine has one (a user's machine may not, and
+# that build must never break unseen), the whole suite again under ASan+UBSan, the runtime's
+# suite under TSan, and the parser fuzzer for $UOPS_FUZZ_SECONDS (default 60). Long randomized
+# runs (ctest label "long") are left out; run them with `ctest --preset release -L long`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -17,6 +18,14 @@ step "Release: build and test"
 cmake --preset release
 cmake --build --preset release -j "$jobs"
 ctest --preset release -LE long -j "$jobs"
+
+# Where the Release build found no toolkit it already was this configuration.
+if grep -q '^UOPS_NVRTC_LIBRARY:FILEPATH=/' build/release/CMakeCache.txt; then
+  step "Release without the CUDA toolkit: build and test"
+  cmake --preset nocuda
+  cmake --build --preset nocuda -j "$jobs"
+  ctest --preset nocuda -LE "long|install" -j "$jobs"
+fi
 
 step "ASan+UBSan: build and test"
 cmake --preset asan
