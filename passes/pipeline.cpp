@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <iostream>
+#include <iterator>
+#include <string_view>
 
 #include "uops/error.h"
 #include "uops/ir/printer.h"
@@ -16,9 +18,31 @@
 
 namespace uops {
 
+namespace {
+
+struct Pass {
+  const char* name;
+  Program (*run)(Program);
+};
+
+// Every pass the pipeline runs, in the order each first runs: optimize(), `dump_after` and
+// pass_names() all read this one table.
+constexpr Pass kPasses[] = {
+    {"dead_code", eliminate_dead_code},
+    {"storage_reuse", reuse_storage},
+    {"loop_fusion", fuse_loops},
+    {"variable_substitution", substitute_variables},
+    {"loop_order", order_loops},
+    {"bounds_check", eliminate_bounds_checks},
+    {"simplify", simplify},
+};
+
+}  // namespace
+
 std::vector<std::string> pass_names() {
-  return {"dead_code",  "loop_fusion",  "variable_substitution",
-          "loop_order", "bounds_check", "simplify"};
+  std::vector<std::string> names;
+  for (const Pass& pass : kPasses) names.push_back(pass.name);
+  return names;
 }
 
 Program optimize(Program p, const PipelineOptions& options) {
@@ -31,25 +55,28 @@ Program optimize(Program p, const PipelineOptions& options) {
     throw Error("unknown pass '" + which + "' (passes are " + list + ", or all)");
   }
   std::ostream& dump = options.dump ? *options.dump : std::cerr;
-  auto run = [&](const std::string& name, Program (*pass)(Program)) {
-    p = pass(std::move(p));
-    if (options.verify) verify_or_throw(p, name);
+  auto run = [&](std::string_view name) {
+    auto pass = std::find_if(std::begin(kPasses), std::end(kPasses),
+                             [&](const Pass& q) { return name == q.name; });
+    UOPS_ASSERT(pass != std::end(kPasses), "pipeline runs a pass missing from its table");
+    p = pass->run(std::move(p));
+    if (options.verify) verify_or_throw(p, pass->name);
     if (which == "all" || which == name) dump << "// after " << name << "\n" << print(p);
   };
-  run("dead_code", eliminate_dead_code);
+  run("dead_code");
   // Before substitution, which would recompute an expensive temporary at each read.
-  run("storage_reuse", reuse_storage);
+  run("storage_reuse");
   // Fusion enables substitution, and removing a temporary can enable more fusion.
   for (std::string before; before != print(p);) {
     before = print(p);
-    run("loop_fusion", fuse_loops);
-    run("variable_substitution", substitute_variables);
-    run("dead_code", eliminate_dead_code);
+    run("loop_fusion");
+    run("variable_substitution");
+    run("dead_code");
   }
   // Last of the structural passes: fusion needs carried scalars and pivots where lowering put them.
-  run("loop_order", order_loops);
-  run("bounds_check", eliminate_bounds_checks);
-  run("simplify", simplify);
+  run("loop_order");
+  run("bounds_check");
+  run("simplify");
   return p;
 }
 
