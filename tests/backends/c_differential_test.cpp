@@ -30,6 +30,7 @@ TEST(CDifferential, RandomProgramsMatchInterpreter) {
       RandomGraphOptions o;
       o.dtype = seed % 2 ? DType::f64 : DType::f32;
       o.max_nodes = 4 + seed % 12;
+      o.empty_raising = true;
       cases.push_back(random_case(uint64_t(seed), o));
       Program p = lower(cases.back().graph);
       programs.push_back(seed % 3 ? optimize(p) : p);

@@ -57,6 +57,25 @@ TEST(CErrors, SameErrorsAsInterpreter) {
   EXPECT_EQ(error_of(*c, {{"x", x23}, {"y", y3}}, {{"k", 2}}), "");
 }
 
+// A loop over an empty range runs nothing (docs/design.md §3.4), so an index that would divide
+// by zero there raises nowhere: the interpreter once folded `1 / $p` eagerly and raised.
+TEST(CErrors, RaisingIndexInALoopThatNeverRunsRaisesNowhere) {
+  Graph g;
+  g.param("p");
+  Node x = g.input("x", 1, DType::f32);
+  g.output("y", g.reindex(x, {"dA0"}, {"i0 + 1 / $p"}, {x}));
+  for (bool optimized : {false, true}) {
+    Program p = optimized ? optimize(lower(g)) : lower(g);
+    for (const char* backend : {"interp", "c"}) {
+      auto e = make_backend(backend, p);
+      EXPECT_EQ(error_of(*e, {{"x", Tensor(DType::f32, {0})}}, {{"p", 0}}), "") << backend;
+      EXPECT_EQ(error_of(*e, {{"x", Tensor(DType::f32, {2})}}, {{"p", 0}}),
+                "division by zero in an index expression")
+          << backend;
+    }
+  }
+}
+
 TEST(CErrors, UnknownBackendSaysWhich) {
   Graph g;
   g.output("y", g.unary(UnaryOp::neg, g.input("x", 1, DType::f32)));

@@ -26,6 +26,7 @@ RandomGraphOptions options_for(uint64_t seed) {
   o.dtype = seed % 2 ? DType::f64 : DType::f32;
   o.smooth = seed % 5 == 0;
   o.max_nodes = 6 + int(seed % 11);
+  o.empty_raising = true;
   return o;
 }
 

@@ -38,6 +38,7 @@ class Generator {
     if (made_ == 0)
       add(c_.graph.unary(UnaryOp::neg, floats_[0].node), floats_[0].shape, o_.dtype, false);
     choose_outputs();
+    if (o_.empty_raising && chance(0.2)) empty_raising_output();
     return std::move(c_);
   }
 
@@ -328,6 +329,24 @@ class Generator {
     Info index = new_index_input(x.shape, axis);
     add(c_.graph.select(axis, x.node, index.node), index.shape, x.dtype, false);
     ++made_;
+  }
+
+  // An extra output with an empty axis whose index divides by a parameter that is zero: its
+  // loops run zero times, so the division never happens and nothing may raise (a backend that
+  // evaluates the index eagerly would).
+  void empty_raising_output() {
+    const Info& x = pick_float();
+    int rank = int(x.shape.size());
+    if (!rank) return;
+    c_.graph.param("z");
+    c_.params["z"] = 0;
+    int k = int(uniform(0, rank - 1));
+    std::vector<std::string> shape, index;
+    for (int a = 0; a < rank; ++a) {
+      shape.push_back(a == k ? "0" : str("dA", a));
+      index.push_back(str("i", a) + (a == k ? " + 1 / $z" : ""));
+    }
+    c_.graph.output("empty", c_.graph.reindex(x.node, shape, index, {x.node}));
   }
 
   void choose_outputs() {

@@ -24,6 +24,9 @@ struct RandomGraphOptions {
   bool arg_reductions = true;  // argmax/argmin, giving i32 outputs
   bool i32_inputs = true;      // i32 index inputs (selects need them)
   bool params = true;          // reindexes shifted by an integer parameter
+  // Sometimes an extra output "empty" with a zero-size axis, read at an index that divides by
+  // a parameter $z = 0: nothing may raise, since its loops never run.
+  bool empty_raising = false;
   // For gradient checks: no floor, comparisons, max/min, ternaries or arg-reductions; log,
   // sqrt, rsqrt, recip, div and pow only on values known positive; inputs in [0.5, 1.5].
   bool smooth = false;
