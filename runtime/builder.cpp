@@ -68,7 +68,6 @@ Graph GraphBuilder::build(const BuildOptions& options) && {
     throw Error("dependency cycle through node '" + data->nodes[*topo.on_cycle].name + "'");
   }
   data->successors = transitive_reduction(successors, topo.order);
-  for (auto& list : data->successors) std::sort(list.begin(), list.end());
   data->predecessors = predecessors_of(data->successors);
   data->schedule = make_schedule(data->successors, options.max_streams);
   return Graph(std::move(data));
