@@ -191,7 +191,7 @@ TEST(CpuExecutor, RandomDagsNeverViolateADependency) {
   // Each stream count with another wait policy: passive (sleep at once), a poll that often
   // runs out and sleeps, and a long poll.
   const std::chrono::microseconds spins[] = {
-      std::chrono::microseconds(0), std::chrono::microseconds(20), std::chrono::microseconds(5000)};
+      std::chrono::microseconds(0), std::chrono::microseconds(20), std::chrono::microseconds(1000)};
   for (std::size_t max_streams : {2, 3, 4}) {
     RandomProgram program(kRandomNodes, rng);
     std::vector<long> cells(RandomProgram::kBuffers);
