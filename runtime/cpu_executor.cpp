@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "uops/runtime/error.h"
+#include "wait.h"
 
 namespace uops::runtime {
 
@@ -21,7 +22,6 @@ namespace uops::runtime {
 // a finished one, which is what keeps every waiter from hanging after a failure.
 struct CpuExecutor::Impl {
   using Clock = std::chrono::steady_clock;
-  static constexpr int kPauses = 256;  // before polling switches from pause to yield
 
   Graph graph;
   const Clock::duration spin;
@@ -73,7 +73,7 @@ struct CpuExecutor::Impl {
   void serve(StreamIndex stream) {
     std::uint32_t seen = 0;
     for (;;) {
-      seen = await_change(start, seen);
+      seen = await_change(start, seen, spin);
       if (stopping.load(std::memory_order_relaxed)) return;
       run_stream(stream);
       if (unfinished_streams.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -94,41 +94,10 @@ struct CpuExecutor::Impl {
     }
   }
 
-  // Returns the value of `signal` once it differs from `old`: polling for up to `spin` (a
-  // futex round trip costs more than a short kernel), then sleeping.
-  std::uint32_t await_change(const std::atomic<std::uint32_t>& signal, std::uint32_t old) const {
-    std::uint32_t now = signal.load(std::memory_order_acquire);
-    if (now != old || spin.count() == 0) {
-      for (; now == old; now = signal.load(std::memory_order_acquire)) {
-        signal.wait(old, std::memory_order_acquire);
-      }
-      return now;
-    }
-    const Clock::time_point deadline = Clock::now() + spin;
-    for (int polls = 0; now == old; now = signal.load(std::memory_order_acquire), ++polls) {
-      if (polls < kPauses) {
-        pause();
-      } else if (Clock::now() < deadline) {
-        std::this_thread::yield();
-      } else {
-        signal.wait(old, std::memory_order_acquire);
-      }
-    }
-    return now;
-  }
-
   void await(const std::atomic<std::uint32_t>& signal) const {
     for (std::uint32_t seen = signal.load(std::memory_order_acquire); seen != epoch;) {
-      seen = await_change(signal, seen);
+      seen = await_change(signal, seen, spin);
     }
-  }
-
-  static void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    std::this_thread::yield();
-#endif
   }
 
   void execute(NodeIndex n) {
@@ -163,7 +132,7 @@ struct CpuExecutor::Impl {
     start.notify_all();
     if (!graph.schedule().streams.empty()) run_stream(0);
     for (std::uint32_t left = workers.size(); left != 0;) {
-      left = await_change(unfinished_streams, left);
+      left = await_change(unfinished_streams, left, spin);
     }
     if (trace) fill(*trace);
     if (first_error) std::rethrow_exception(first_error);

@@ -5,41 +5,20 @@
 #include <functional>
 #include <limits>
 #include <queue>
-#include <unordered_map>
 
 namespace uops::runtime {
 
 Adjacency infer_dependencies(const std::vector<Node>& nodes) {
-  struct BufferState {
-    std::optional<NodeIndex> last_writer;
-    std::vector<NodeIndex> readers_since_write;
-  };
-  std::unordered_map<BufferId, BufferState> buffers;
+  AccessTracker<NodeIndex> tracker;
   Adjacency successors(nodes.size());
+  auto ignore = [](NodeIndex) {};
   for (NodeIndex n = 0; n < nodes.size(); ++n) {
-    const Node& node = nodes[n];
-    auto depend_on = [&](NodeIndex earlier) {
-      if (earlier != n) successors[earlier].push_back(n);
-    };
-    for (BufferId b : node.reads) {
-      if (auto it = buffers.find(b); it != buffers.end() && it->second.last_writer) {
-        depend_on(*it->second.last_writer);
-      }
-    }
-    for (BufferId b : node.writes) {
-      BufferState& state = buffers[b];
-      if (state.last_writer) depend_on(*state.last_writer);
-      for (NodeIndex reader : state.readers_since_write) depend_on(reader);
-      state.last_writer = n;
-      state.readers_since_write.clear();
-    }
-    // Registered after the writes so that a node reading and writing one buffer is recorded
-    // as its writer only; a later writer depends on it through write-after-write.
-    for (BufferId b : node.reads) {
-      if (std::find(node.writes.begin(), node.writes.end(), b) == node.writes.end()) {
-        buffers[b].readers_since_write.push_back(n);
-      }
-    }
+    tracker.add(
+        n, nodes[n].reads, nodes[n].writes,
+        [&](NodeIndex earlier) {
+          if (earlier != n) successors[earlier].push_back(n);
+        },
+        ignore, ignore);
   }
   for (auto& list : successors) {
     std::sort(list.begin(), list.end());

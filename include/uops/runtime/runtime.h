@@ -3,6 +3,7 @@
 #pragma once
 
 #include "uops/runtime/builder.h"
+#include "uops/runtime/context.h"
 #include "uops/runtime/cpu_executor.h"
 #include "uops/runtime/cuda_executor.h"
 #include "uops/runtime/error.h"
