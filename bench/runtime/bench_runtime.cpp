@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "uops/runtime/builder.h"
+#include "uops/runtime/context.h"
 #include "uops/runtime/cpu_executor.h"
 
 #ifdef UOPS_BENCH_TBB
@@ -153,6 +154,60 @@ void BM_ForkJoinPassive(benchmark::State& state) {
   for (auto _ : state) executor.run();
 }
 BENCHMARK(BM_ForkJoinPassive)->Arg(2)->Arg(4)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// Eager mode: N empty kernels launched in a chain on one stream and synchronized, per launch;
+// compare with BM_ChainOverhead, the same work as a built graph.
+void BM_EagerLaunchOverhead(benchmark::State& state) {
+  const auto n = state.range(0);
+  Context context(ContextOptions{.max_streams = 1});
+  for (auto _ : state) {
+    for (std::int64_t i = 0; i < n; ++i) context.launch("k", [] {}, {0}, {0});
+    context.sync();
+  }
+  report_per_node(state, n);
+}
+BENCHMARK(BM_EagerLaunchOverhead)->Arg(1000)->UseRealTime();
+
+// GrCUDA's image-pipeline shape, launched eagerly: four independent branches (two 3x3 box
+// blurs of their own 384x384 image) that merge into one sum. Arg: streams.
+void box_blur(const std::vector<float>& in, std::vector<float>& out, std::size_t side) {
+  for (std::size_t y = 1; y + 1 < side; ++y) {
+    for (std::size_t x = 1; x + 1 < side; ++x) {
+      float sum = 0;
+      for (std::size_t dy = 0; dy < 3; ++dy) {
+        for (std::size_t dx = 0; dx < 3; ++dx) sum += in[(y + dy - 1) * side + x + dx - 1];
+      }
+      out[y * side + x] = sum / 9;
+    }
+  }
+}
+
+void BM_EagerImagePipeline(benchmark::State& state) {
+  constexpr std::size_t kSide = 384, kBranches = 4;
+  std::vector<std::vector<float>> image(kBranches, std::vector<float>(kSide * kSide, 1.0f));
+  std::vector<std::vector<float>> blurred = image, sharp = image;
+  double total = 0;
+  Context context(ContextOptions{.max_streams = std::size_t(state.range(0))});
+  for (auto _ : state) {
+    for (std::size_t b = 0; b < kBranches; ++b) {
+      context.launch("blur", [&, b] { box_blur(image[b], blurred[b], kSide); },
+                     {buffer_id(&image[b])}, {buffer_id(&blurred[b])});
+      context.launch("blur again", [&, b] { box_blur(blurred[b], sharp[b], kSide); },
+                     {buffer_id(&blurred[b])}, {buffer_id(&sharp[b])});
+    }
+    std::vector<BufferId> all;
+    for (auto& s : sharp) all.push_back(buffer_id(&s));
+    context.launch("merge",
+                   [&] {
+                     for (auto& s : sharp) total += s[kSide + 1];
+                   },
+                   all, {buffer_id(&total)});
+    context.read(buffer_id(&total));
+  }
+  benchmark::DoNotOptimize(total);
+  state.counters["streams"] = double(context.stream_count());
+}
+BENCHMARK(BM_EagerImagePipeline)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 #ifdef UOPS_BENCH_TBB
 namespace flow = tbb::flow;
