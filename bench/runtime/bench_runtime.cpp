@@ -122,15 +122,18 @@ void BM_Mesh(benchmark::State& state) {
 }
 BENCHMARK(BM_Mesh)->Args({4, 250, 0})->Args({4, 250, 1})->UseRealTime();
 
-// source -> k busy branches -> sink, on `streams` streams; compare streams = k with streams = 1.
-void BM_ForkJoin(benchmark::State& state) {
-  const auto k = state.range(0);
+// source -> k busy branches -> sink.
+Graph fork_join(std::int64_t k, std::size_t streams) {
   GraphBuilder b;
   NodeRef source = b.add("source", [] {}, {}, {});
   NodeRef sink = b.add("sink", [] {}, {}, {});
   for (std::int64_t i = 0; i < k; ++i) source.then(b.add("branch", busy_work, {}, {})).then(sink);
-  CpuExecutor executor(
-      std::move(b).build(BuildOptions{.max_streams = std::size_t(state.range(1))}));
+  return std::move(b).build(BuildOptions{.max_streams = streams});
+}
+
+// Args: branches, streams; compare streams = 2 with streams = 1.
+void BM_ForkJoin(benchmark::State& state) {
+  CpuExecutor executor(fork_join(state.range(0), std::size_t(state.range(1))));
   for (auto _ : state) executor.run();
   state.counters["streams"] = double(executor.graph().schedule().streams.size());
 }
@@ -144,12 +147,7 @@ BENCHMARK(BM_ForkJoin)
 
 // The passive setting: workers sleep as soon as they run out of work.
 void BM_ForkJoinPassive(benchmark::State& state) {
-  const auto k = state.range(0);
-  GraphBuilder b;
-  NodeRef source = b.add("source", [] {}, {}, {});
-  NodeRef sink = b.add("sink", [] {}, {}, {});
-  for (std::int64_t i = 0; i < k; ++i) source.then(b.add("branch", busy_work, {}, {})).then(sink);
-  CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = 2}),
+  CpuExecutor executor(fork_join(state.range(0), 2),
                        CpuExecutorOptions{.spin = std::chrono::microseconds(0)});
   for (auto _ : state) executor.run();
 }
