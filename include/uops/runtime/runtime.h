@@ -9,5 +9,6 @@
 #include "uops/runtime/cuda_executor.h"
 #include "uops/runtime/error.h"
 #include "uops/runtime/graph.h"
+#include "uops/runtime/placement.h"
 #include "uops/runtime/schedule.h"
 #include "uops/runtime/trace.h"
