@@ -1,12 +1,28 @@
 #include "uops/runtime/builder.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "dependencies.h"
 #include "uops/runtime/error.h"
 
 namespace uops::runtime {
+
+namespace {
+
+Schedule schedule_with_costs(const Graph::Data& data, const BuildOptions& options) {
+  const bool declared = std::any_of(data.nodes.begin(), data.nodes.end(),
+                                    [](const Node& node) { return node.cost_ns.has_value(); });
+  if (!declared) return make_schedule(data.successors, options.max_streams);
+  std::vector<double> cost_ns;
+  cost_ns.reserve(data.nodes.size());
+  for (const Node& node : data.nodes)
+    cost_ns.push_back(node.cost_ns.value_or(10 * options.handoff_ns));
+  return make_schedule(data.successors, options.max_streams, cost_ns, options.handoff_ns);
+}
+
+}  // namespace
 
 struct NodeRef::State {
   std::vector<Node> nodes;
@@ -23,6 +39,15 @@ NodeRef NodeRef::then(NodeRef next) const {
   if (next.state_ != state_) throw Error("then(): nodes belong to different builders");
   state_->explicit_edges.emplace_back(index_, next.index_);
   return next;
+}
+
+NodeRef NodeRef::cost(double nanoseconds) const {
+  state_->check_usable();
+  if (!(nanoseconds >= 0))
+    throw Error("cost of node '" + state_->nodes[index_].name +
+                "' must be a non-negative number of nanoseconds");
+  state_->nodes[index_].cost_ns = nanoseconds;
+  return *this;
 }
 
 NodeRef Join::then(NodeRef next) const {
@@ -46,12 +71,12 @@ NodeRef GraphBuilder::add(Node node) {
 
 NodeRef GraphBuilder::add(std::string name, CpuKernel kernel, std::vector<BufferId> reads,
                           std::vector<BufferId> writes) {
-  return add(Node{std::move(name), std::move(kernel), {}, std::move(reads), std::move(writes)});
+  return add(Node{std::move(name), std::move(kernel), {}, std::move(reads), std::move(writes), {}});
 }
 
 NodeRef GraphBuilder::add_cuda(std::string name, CudaKernel kernel, std::vector<BufferId> reads,
                                std::vector<BufferId> writes) {
-  return add(Node{std::move(name), {}, std::move(kernel), std::move(reads), std::move(writes)});
+  return add(Node{std::move(name), {}, std::move(kernel), std::move(reads), std::move(writes), {}});
 }
 
 Graph GraphBuilder::build(const BuildOptions& options) && {
@@ -68,9 +93,24 @@ Graph GraphBuilder::build(const BuildOptions& options) && {
     throw Error("dependency cycle through node '" + data->nodes[*topo.on_cycle].name + "'");
   }
   data->successors = transitive_reduction(successors, topo.order);
-  for (auto& list : data->successors) std::sort(list.begin(), list.end());
   data->predecessors = predecessors_of(data->successors);
-  data->schedule = make_schedule(data->successors, options.max_streams);
+  data->schedule = schedule_with_costs(*data, options);
+  return Graph(std::move(data));
+}
+
+Graph Graph::rescheduled(std::span<const double> cost_ns, const BuildOptions& options) const {
+  if (cost_ns.size() != size()) {
+    throw Error("rescheduled(): " + std::to_string(cost_ns.size()) + " costs for " +
+                std::to_string(size()) + " nodes");
+  }
+  auto data = std::make_shared<Data>(*data_);
+  for (NodeIndex n = 0; n < size(); ++n) {
+    if (!(cost_ns[n] >= 0))
+      throw Error("rescheduled(): cost of node " + std::to_string(n) +
+                  " is not a non-negative number");
+    data->nodes[n].cost_ns = cost_ns[n];
+  }
+  data->schedule = schedule_with_costs(*data, options);
   return Graph(std::move(data));
 }
 

@@ -2,12 +2,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "uops/runtime/error.h"
+#include "wait.h"
 
 namespace uops::runtime {
 
@@ -19,9 +22,9 @@ namespace uops::runtime {
 // a finished one, which is what keeps every waiter from hanging after a failure.
 struct CpuExecutor::Impl {
   using Clock = std::chrono::steady_clock;
-  static constexpr int kSpins = 256;
 
   Graph graph;
+  const Clock::duration spin;
   std::vector<std::thread> workers;  // worker i serves stream i + 1
   std::unique_ptr<std::atomic<std::uint32_t>[]> done;
 
@@ -38,7 +41,10 @@ struct CpuExecutor::Impl {
   std::vector<Clock::time_point> began, ended;
   std::vector<std::uint8_t> ran;  // not vector<bool>: workers set neighbouring entries
 
-  explicit Impl(Graph g) : graph(std::move(g)), done(new std::atomic<std::uint32_t>[graph.size()]) {
+  Impl(Graph g, CpuExecutorOptions options)
+      : graph(std::move(g)),
+        spin(options.spin),
+        done(new std::atomic<std::uint32_t>[graph.size()]) {
     for (NodeIndex n = 0; n < graph.size(); ++n) {
       if (!graph.node(n).cpu) throw Error("node '" + graph.node(n).name + "' has no CPU kernel");
       done[n].store(0, std::memory_order_relaxed);
@@ -67,8 +73,7 @@ struct CpuExecutor::Impl {
   void serve(StreamIndex stream) {
     std::uint32_t seen = 0;
     for (;;) {
-      start.wait(seen, std::memory_order_acquire);
-      seen = start.load(std::memory_order_acquire);
+      seen = await_change(start, seen, spin);
       if (stopping.load(std::memory_order_relaxed)) return;
       run_stream(stream);
       if (unfinished_streams.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -89,24 +94,10 @@ struct CpuExecutor::Impl {
     }
   }
 
-  // Producers are often only microseconds from done, so spin briefly before sleeping: a futex
-  // round trip costs more than a short kernel.
   void await(const std::atomic<std::uint32_t>& signal) const {
-    for (int spin = 0; spin < kSpins; ++spin) {
-      if (signal.load(std::memory_order_acquire) == epoch) return;
-      pause();
+    for (std::uint32_t seen = signal.load(std::memory_order_acquire); seen != epoch;) {
+      seen = await_change(signal, seen, spin);
     }
-    for (std::uint32_t seen; (seen = signal.load(std::memory_order_acquire)) != epoch;) {
-      signal.wait(seen, std::memory_order_acquire);
-    }
-  }
-
-  static void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    std::this_thread::yield();
-#endif
   }
 
   void execute(NodeIndex n) {
@@ -140,8 +131,8 @@ struct CpuExecutor::Impl {
     start.fetch_add(1, std::memory_order_release);
     start.notify_all();
     if (!graph.schedule().streams.empty()) run_stream(0);
-    for (std::uint32_t left; (left = unfinished_streams.load(std::memory_order_acquire)) != 0;) {
-      unfinished_streams.wait(left, std::memory_order_acquire);
+    for (std::uint32_t left = workers.size(); left != 0;) {
+      left = await_change(unfinished_streams, left, spin);
     }
     if (trace) fill(*trace);
     if (first_error) std::rethrow_exception(first_error);
@@ -162,7 +153,22 @@ struct CpuExecutor::Impl {
   }
 };
 
-CpuExecutor::CpuExecutor(Graph graph) : impl_(std::make_unique<Impl>(std::move(graph))) {}
+std::chrono::microseconds CpuExecutorOptions::default_spin() {
+  static const std::chrono::microseconds spin = [] {
+    const char* text = std::getenv("UOPS_SPIN_US");
+    if (!text || !*text) return std::chrono::microseconds(200);
+    char* end = nullptr;
+    const long long value = std::strtoll(text, &end, 10);
+    if (*end != '\0' || value < 0) {
+      throw Error(std::string("UOPS_SPIN_US must be a non-negative integer, got '") + text + "'");
+    }
+    return std::chrono::microseconds(value);
+  }();
+  return spin;
+}
+
+CpuExecutor::CpuExecutor(Graph graph, CpuExecutorOptions options)
+    : impl_(std::make_unique<Impl>(std::move(graph), options)) {}
 CpuExecutor::~CpuExecutor() = default;
 void CpuExecutor::run(Trace* trace) {
   impl_->run(trace);

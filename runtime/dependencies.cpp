@@ -3,42 +3,22 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <queue>
-#include <unordered_map>
 
 namespace uops::runtime {
 
 Adjacency infer_dependencies(const std::vector<Node>& nodes) {
-  struct BufferState {
-    std::optional<NodeIndex> last_writer;
-    std::vector<NodeIndex> readers_since_write;
-  };
-  std::unordered_map<BufferId, BufferState> buffers;
+  AccessTracker<NodeIndex> tracker;
   Adjacency successors(nodes.size());
+  auto ignore = [](NodeIndex) {};
   for (NodeIndex n = 0; n < nodes.size(); ++n) {
-    const Node& node = nodes[n];
-    auto depend_on = [&](NodeIndex earlier) {
-      if (earlier != n) successors[earlier].push_back(n);
-    };
-    for (BufferId b : node.reads) {
-      if (auto it = buffers.find(b); it != buffers.end() && it->second.last_writer) {
-        depend_on(*it->second.last_writer);
-      }
-    }
-    for (BufferId b : node.writes) {
-      BufferState& state = buffers[b];
-      if (state.last_writer) depend_on(*state.last_writer);
-      for (NodeIndex reader : state.readers_since_write) depend_on(reader);
-      state.last_writer = n;
-      state.readers_since_write.clear();
-    }
-    // Registered after the writes so that a node reading and writing one buffer is recorded
-    // as its writer only; a later writer depends on it through write-after-write.
-    for (BufferId b : node.reads) {
-      if (std::find(node.writes.begin(), node.writes.end(), b) == node.writes.end()) {
-        buffers[b].readers_since_write.push_back(n);
-      }
-    }
+    tracker.add(
+        n, nodes[n].reads, nodes[n].writes,
+        [&](NodeIndex earlier) {
+          if (earlier != n) successors[earlier].push_back(n);
+        },
+        ignore, ignore);
   }
   for (auto& list : successors) {
     std::sort(list.begin(), list.end());
@@ -85,30 +65,72 @@ TopologicalOrder topological_order(const Adjacency& successors) {
 
 Adjacency transitive_reduction(const Adjacency& successors, const std::vector<NodeIndex>& order) {
   const std::size_t n = successors.size();
-  const std::size_t words = (n + 63) / 64;
   std::vector<std::uint32_t> position(n);
   for (std::uint32_t i = 0; i < n; ++i) position[order[i]] = i;
-  // reach[v]: nodes reachable from v by a path of one or more edges.
-  std::vector<std::uint64_t> reach(n * words, 0);
-  auto test = [&](const std::uint64_t* bits, NodeIndex v) {
-    return (bits[v / 64] >> (v % 64)) & 1;
-  };
-
   Adjacency reduced(n);
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const NodeIndex v = *it;
-    std::vector<NodeIndex> targets = successors[v];
-    // A successor can only be reached through successors that come earlier in the order, so
-    // by visiting them in order every redundant edge is already covered when we reach it.
-    std::sort(targets.begin(), targets.end(),
-              [&](NodeIndex a, NodeIndex b) { return position[a] < position[b]; });
-    std::uint64_t* covered = &reach[v * words];
-    for (NodeIndex s : targets) {
-      if (test(covered, s)) continue;
-      reduced[v].push_back(s);
-      covered[s / 64] |= std::uint64_t{1} << (s % 64);
-      const std::uint64_t* from_s = &reach[s * words];
-      for (std::size_t w = 0; w < words; ++w) covered[w] |= from_s[w];
+  for (NodeIndex v = 0; v < n; ++v) {
+    reduced[v] = successors[v];
+    std::sort(reduced[v].begin(), reduced[v].end());
+    reduced[v].erase(std::unique(reduced[v].begin(), reduced[v].end()), reduced[v].end());
+  }
+
+  // An edge v -> s can only be redundant when v has another successor and s another
+  // predecessor. Those targets are the only columns of the reachability bitsets, numbered in
+  // topological order, so a graph without such joins (independent nodes, chains, trees) costs
+  // no bitsets at all.
+  std::vector<std::uint32_t> indegree(n, 0);
+  for (const auto& list : reduced) {
+    for (NodeIndex s : list) ++indegree[s];
+  }
+  constexpr std::uint32_t kNoColumn = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> column(n, kNoColumn);
+  for (NodeIndex v = 0; v < n; ++v) {
+    if (reduced[v].size() < 2) continue;
+    for (NodeIndex s : reduced[v]) {
+      if (indegree[s] >= 2) column[s] = 0;
+    }
+  }
+  std::vector<NodeIndex> columns;  // column -> node, in topological order
+  for (NodeIndex v : order) {
+    if (column[v] != kNoColumn) {
+      column[v] = static_cast<std::uint32_t>(columns.size());
+      columns.push_back(v);
+    }
+  }
+
+  // Columns are handled in blocks of at most kBlockWords * 64, so the bitsets take a bounded
+  // number of bytes per node. reach[v]: the block's columns reachable from v by one or more
+  // edges; only nodes ordered before the block's last column can reach it.
+  constexpr std::size_t kBlockWords = 16;
+  const std::size_t blocks = (columns.size() + 64 * kBlockWords - 1) / (64 * kBlockWords);
+  const std::size_t words = std::min(kBlockWords, (columns.size() + 63) / 64);
+  std::vector<std::uint64_t> reach(blocks == 0 ? 0 : n * words);
+  std::vector<std::uint64_t> others(words);
+  for (std::size_t block = 0; block < blocks; ++block) {
+    const std::size_t first = block * 64 * kBlockWords;
+    const std::size_t last = std::min(columns.size(), first + 64 * kBlockWords) - 1;
+    auto in_block = [&](NodeIndex s) {
+      return column[s] != kNoColumn && column[s] >= first && column[s] <= last;
+    };
+    auto bit = [&](NodeIndex s) { return column[s] - first; };
+    for (std::size_t i = position[columns[last]] + 1; i-- > 0;) {
+      const NodeIndex v = order[i];
+      std::uint64_t* mine = &reach[v * words];
+      std::fill(mine, mine + words, 0);
+      for (NodeIndex s : reduced[v]) {
+        if (position[s] > position[columns[last]]) continue;
+        const std::uint64_t* theirs = &reach[s * words];
+        for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
+      }
+      // Now `mine` holds what v reaches through a successor; a successor in it is redundant.
+      if (reduced[v].size() >= 2) {
+        std::erase_if(reduced[v], [&](NodeIndex s) {
+          return in_block(s) && ((mine[bit(s) / 64] >> (bit(s) % 64)) & 1);
+        });
+      }
+      for (NodeIndex s : reduced[v]) {
+        if (in_block(s)) mine[bit(s) / 64] |= std::uint64_t{1} << (bit(s) % 64);
+      }
     }
   }
   return reduced;

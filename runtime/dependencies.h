@@ -2,7 +2,9 @@
 // scheduler share: topological ordering with cycle reporting and transitive reduction.
 #pragma once
 
+#include <algorithm>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "uops/runtime/graph.h"
@@ -10,6 +12,69 @@
 namespace uops::runtime {
 
 using Adjacency = std::vector<std::vector<NodeIndex>>;
+
+// The dependency rule, shared by GraphBuilder (all nodes at once) and Context (one launch at a
+// time): an access follows the last earlier writer of its buffer (read-after-write,
+// write-after-write), and a write also follows every reader since that write (write-after-read).
+template <typename Id>
+class AccessTracker {
+ public:
+  // Calls depend_on(earlier) for every earlier access `id` must follow (an id may come twice),
+  // then records id's accesses. released(old) is called each time an earlier id loses one of
+  // the places it was recorded in (covered by this write), held(id) each time id takes one.
+  template <typename DependOn, typename Held, typename Released>
+  void add(Id id, const std::vector<BufferId>& reads, const std::vector<BufferId>& writes,
+           DependOn depend_on, Held held, Released released) {
+    for (BufferId b : reads) {
+      if (auto it = buffers_.find(b); it != buffers_.end() && it->second.last_writer) {
+        depend_on(*it->second.last_writer);
+      }
+    }
+    for (BufferId b : writes) {
+      State& state = buffers_[b];
+      if (state.last_writer) {
+        depend_on(*state.last_writer);
+        released(*state.last_writer);
+      }
+      for (Id reader : state.readers_since_write) {
+        depend_on(reader);
+        released(reader);
+      }
+      state.last_writer = id;
+      held(id);
+      state.readers_since_write.clear();
+    }
+    // Registered after the writes so that a node reading and writing one buffer is recorded
+    // as its writer only; a later writer depends on it through write-after-write.
+    for (BufferId b : reads) {
+      if (std::find(writes.begin(), writes.end(), b) == writes.end()) {
+        buffers_[b].readers_since_write.push_back(id);
+        held(id);
+      }
+    }
+  }
+
+  // Calls visit(id) for what a host access to b must wait for: the last writer, and for a
+  // write also the readers since.
+  template <typename Visit>
+  void last_accesses(BufferId b, bool write, Visit visit) const {
+    auto it = buffers_.find(b);
+    if (it == buffers_.end()) return;
+    if (it->second.last_writer) visit(*it->second.last_writer);
+    if (write) {
+      for (Id reader : it->second.readers_since_write) visit(reader);
+    }
+  }
+
+  void clear() { buffers_.clear(); }
+
+ private:
+  struct State {
+    std::optional<Id> last_writer;
+    std::vector<Id> readers_since_write;
+  };
+  std::unordered_map<BufferId, State> buffers_;
+};
 
 // Successor lists implied by the nodes' accesses in insertion order (read-after-write,
 // write-after-read, write-after-write). Every edge points from a lower to a higher index.
@@ -24,8 +89,10 @@ struct TopologicalOrder {
 // forward is ordered as it was added.
 TopologicalOrder topological_order(const Adjacency& successors);
 
-// Drops every edge u -> v for which another path from u to v exists, and duplicates. Uses one
-// reachability bitset per node: n^2 / 8 bytes, fine for the thousands of kernels a graph holds.
+// Drops every edge u -> v for which another path from u to v exists, and duplicates; successor
+// lists come out sorted. Memory is linear in nodes + edges (at most 128 bytes of reachability
+// bits per node); time is that of one pass over the graph per 1,024 targets that some node
+// could reach twice, and no pass at all when no node can.
 Adjacency transitive_reduction(const Adjacency& successors, const std::vector<NodeIndex>& order);
 
 Adjacency predecessors_of(const Adjacency& successors);

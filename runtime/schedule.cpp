@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "dependencies.h"
@@ -31,7 +32,7 @@ std::vector<std::uint32_t> compute_ranks(const Adjacency& successors,
 class Placer {
  public:
   Placer(const Adjacency& successors, const Adjacency& predecessors, std::size_t max_streams,
-         Schedule& schedule)
+         std::span<const double> cost_ns, double handoff_ns, Schedule& schedule)
       : successors_(successors),
         predecessors_(predecessors),
         limit_(std::min(max_streams, std::max<std::size_t>(successors.size(), 1))),
@@ -39,7 +40,10 @@ class Placer {
         position_(successors.size(), 0),
         placed_at_(successors.size(), 0),
         unplaced_predecessors_(successors.size()),
-        ancestor_position_(successors.size() * limit_, -1) {
+        ancestor_position_(successors.size() * limit_, -1),
+        cost_ns_(cost_ns),
+        handoff_ns_(handoff_ns),
+        finish_(cost_ns.empty() ? 0 : successors.size(), 0) {
     schedule_.stream_of.assign(successors.size(), kUnassigned);
     for (NodeIndex v = 0; v < successors.size(); ++v) {
       unplaced_predecessors_[v] = static_cast<std::uint32_t>(predecessors[v].size());
@@ -94,11 +98,14 @@ class Placer {
     if (recyclable) return *recyclable;
     if (schedule_.streams.size() < limit_)
       return static_cast<StreamIndex>(schedule_.streams.size());
-    // At the limit: queue behind the stream whose last node was placed earliest, the one most
-    // likely to have finished by the time v is ready.
+    // At the limit: queue behind the stream expected to finish first (by the costs when there
+    // are costs, else the one whose last node was placed earliest).
     StreamIndex best = 0;
     for (StreamIndex t = 1; t < schedule_.streams.size(); ++t) {
-      if (placed_at_[schedule_.streams[t].back()] < placed_at_[schedule_.streams[best].back()]) {
+      const NodeIndex last = schedule_.streams[t].back(),
+                      best_last = schedule_.streams[best].back();
+      if (cost_ns_.empty() ? placed_at_[last] < placed_at_[best_last]
+                           : finish_[last] < finish_[best_last]) {
         best = t;
       }
     }
@@ -107,6 +114,15 @@ class Placer {
 
   void place(NodeIndex v, StreamIndex stream) {
     if (stream == schedule_.streams.size()) schedule_.streams.emplace_back();
+    if (!cost_ns_.empty()) {
+      // The same estimate as estimated_makespan's, before signals are thinned out.
+      double start = schedule_.streams[stream].empty() ? (stream == 0 ? 0 : handoff_ns_)
+                                                       : finish_[schedule_.streams[stream].back()];
+      for (NodeIndex p : predecessors_[v]) {
+        start = std::max(start, finish_[p] + (schedule_.stream_of[p] == stream ? 0 : handoff_ns_));
+      }
+      finish_[v] = start + cost_ns_[v];
+    }
     schedule_.stream_of[v] = stream;
     position_[v] = static_cast<std::uint32_t>(schedule_.streams[stream].size());
     placed_at_[v] = static_cast<std::uint32_t>(schedule_.order.size());
@@ -123,6 +139,9 @@ class Placer {
   std::vector<std::uint32_t> placed_at_;
   std::vector<std::uint32_t> unplaced_predecessors_;
   std::vector<std::int32_t> ancestor_position_;  // node-major, limit_ entries per node
+  std::span<const double> cost_ns_;              // empty: no costs
+  double handoff_ns_;
+  std::vector<double> finish_;  // per node, estimated from the costs
 };
 
 // Turns cross-stream edges into signals. known[t] is stream t's vector clock: for every stream,
@@ -163,22 +182,65 @@ void add_signals(const Adjacency& predecessors, const std::vector<std::uint32_t>
   }
 }
 
+// The makespan the schedule would take if node v took cost_ns[v] and every signal, and the
+// wake-up of every stream but the caller's, cost handoff_ns.
+double estimated_makespan(const Schedule& schedule, std::span<const double> cost_ns,
+                          double handoff_ns) {
+  std::vector<double> stream_free(schedule.streams.size(), handoff_ns);
+  if (!stream_free.empty()) stream_free[0] = 0;
+  std::vector<double> finish(cost_ns.size(), 0);
+  double makespan = 0;
+  for (NodeIndex v : schedule.order) {
+    double start = stream_free[schedule.stream_of[v]];
+    for (std::uint32_t w : schedule.waits[v]) {
+      start = std::max(start, finish[schedule.signals[w].producer] + handoff_ns);
+    }
+    finish[v] = start + cost_ns[v];
+    stream_free[schedule.stream_of[v]] = finish[v];
+    makespan = std::max(makespan, finish[v]);
+  }
+  return makespan;
+}
+
 }  // namespace
 
 Schedule make_schedule(const std::vector<std::vector<NodeIndex>>& successors,
-                       std::size_t max_streams) {
+                       std::size_t max_streams, std::span<const double> cost_ns,
+                       double handoff_ns) {
   if (max_streams == 0) throw Error("max_streams must be at least 1");
+  if (!cost_ns.empty() && cost_ns.size() != successors.size()) {
+    throw Error("make_schedule: " + std::to_string(cost_ns.size()) + " costs for " +
+                std::to_string(successors.size()) + " nodes");
+  }
   TopologicalOrder topo = topological_order(successors);
   if (topo.on_cycle) {
     throw Error("dependency cycle through node " + std::to_string(*topo.on_cycle));
   }
   const Adjacency predecessors = predecessors_of(successors);
-  Schedule schedule;
-  schedule.rank = compute_ranks(successors, topo.order);
-  Placer placer(successors, predecessors, max_streams, schedule);
-  for (NodeIndex v : topo.order) placer.visit(v);
-  add_signals(predecessors, placer.positions(), schedule);
-  return schedule;
+  const std::vector<std::uint32_t> rank = compute_ranks(successors, topo.order);
+  auto place = [&](std::size_t limit) {
+    Schedule schedule;
+    schedule.rank = rank;
+    Placer placer(successors, predecessors, limit, cost_ns, handoff_ns, schedule);
+    for (NodeIndex v : topo.order) placer.visit(v);
+    add_signals(predecessors, placer.positions(), schedule);
+    return schedule;
+  };
+  if (cost_ns.empty()) return place(max_streams);
+  // A stream more must pay for its hand-offs: keep the fewest streams whose estimated makespan
+  // no larger stream count beats.
+  Schedule best = place(1);
+  double best_makespan = estimated_makespan(best, cost_ns, handoff_ns);
+  for (std::size_t limit = 2; limit <= max_streams; ++limit) {
+    Schedule candidate = place(limit);
+    if (candidate.streams.size() < limit) break;  // the graph has no more parallelism to use
+    const double makespan = estimated_makespan(candidate, cost_ns, handoff_ns);
+    if (makespan < best_makespan) {
+      best = std::move(candidate);
+      best_makespan = makespan;
+    }
+  }
+  return best;
 }
 
 }  // namespace uops::runtime

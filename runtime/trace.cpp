@@ -41,6 +41,14 @@ constexpr const char* kStreamColors[] = {"lightblue", "palegreen", "lightsalmon"
 
 }  // namespace
 
+std::vector<double> durations_ns(const Trace& trace, std::size_t node_count) {
+  std::vector<double> result(node_count, 0);
+  for (const TraceEvent& event : trace.events) {
+    if (event.node < node_count) result[event.node] = event.duration_us * 1000;
+  }
+  return result;
+}
+
 std::string to_chrome_json(const Trace& trace) {
   std::ostringstream out;
   out.precision(3);

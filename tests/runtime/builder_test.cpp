@@ -2,8 +2,10 @@
 #include "uops/runtime/builder.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <random>
 #include <type_traits>
 #include <vector>
 
@@ -100,6 +102,88 @@ TEST(Dependencies, TransitiveReductionDropsImpliedEdges) {
   EXPECT_EQ(g.edge_count(), 2u);
   ASSERT_EQ(g.predecessors(d.index()).size(), 1u);
   EXPECT_EQ(g.predecessors(d.index())[0], c.index());
+}
+
+// Random DAGs with enough joins that the reduction needs several blocks of reachability bits,
+// against the definition: u -> v stays exactly when no other successor of u reaches v.
+TEST(Dependencies, TransitiveReductionOfRandomDagsMatchesTheDefinition) {
+  std::mt19937 rng(3);
+  for (std::size_t n : {50u, 700u, 2600u}) {
+    GraphBuilder b;
+    std::vector<NodeRef> nodes;
+    std::vector<std::vector<NodeIndex>> successors(n);
+    for (std::size_t v = 0; v < n; ++v) nodes.push_back(b.add("k", noop, {}, {}));
+    for (std::size_t v = 0; v + 1 < n; ++v) {
+      for (int e = 0; e < 3; ++e) {
+        const std::size_t w = v + 1 + rng() % std::min<std::size_t>(n - v - 1, 40);
+        nodes[v].then(nodes[w]);
+        successors[v].push_back(static_cast<NodeIndex>(w));
+      }
+    }
+    Graph g = std::move(b).build();
+    // reach[v]: nodes reachable from v by one or more edges, as dense bitsets.
+    std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
+    for (std::size_t v = n; v-- > 0;) {
+      for (NodeIndex w : successors[v]) {
+        reach[v][w] = true;
+        for (std::size_t x = w + 1; x < n; ++x) {
+          if (reach[w][x]) reach[v][x] = true;
+        }
+      }
+    }
+    std::size_t kept = 0;
+    for (std::size_t v = 0; v < n; ++v) {
+      std::vector<NodeIndex> expected;
+      for (NodeIndex w : successors[v]) {
+        bool implied = false;
+        for (NodeIndex other : successors[v]) implied = implied || reach[other][w];
+        if (!implied) expected.push_back(w);
+      }
+      std::sort(expected.begin(), expected.end());
+      expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+      auto actual = g.successors(static_cast<NodeIndex>(v));
+      ASSERT_EQ(std::vector<NodeIndex>(actual.begin(), actual.end()), expected) << "node " << v;
+      kept += expected.size();
+    }
+    EXPECT_LT(kept, 3 * (n - 1));  // the graphs do have redundant edges
+  }
+}
+
+// Sanitizers make every allocation and access several times dearer: the scale tests below take
+// 20 s each under TSan on 2 cores at full size, so there they run at a fifth of it.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr std::size_t kScaleDivisor = 5;
+#else
+constexpr std::size_t kScaleDivisor = 1;
+#endif
+
+// The reduction used to allocate an n x n bitset whatever the edges: 10^6 nodes needed 125 GB.
+TEST(Dependencies, MillionIndependentNodesBuild) {
+  constexpr std::size_t n = 1'000'000 / kScaleDivisor;
+  GraphBuilder b;
+  for (std::size_t v = 0; v < n; ++v) b.add("k", noop, {}, {});
+  Graph g = std::move(b).build(BuildOptions{.max_streams = 2});
+  EXPECT_EQ(g.size(), n);
+  EXPECT_EQ(g.edge_count(), 0u);
+  EXPECT_EQ(g.schedule().streams.size(), 2u);
+  EXPECT_TRUE(g.schedule().signals.empty());
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  EXPECT_LT(usage.ru_maxrss, 1'000'000) << "peak resident KB";  // about 350 MB when linear
+#endif
+}
+
+// A join-heavy random program of 10^5 nodes (two reads and a write of 40 buffers each).
+TEST(Dependencies, HundredThousandNodeRandomProgramBuilds) {
+  constexpr std::size_t n = 100'000 / kScaleDivisor;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<BufferId> buffer(1, 40);
+  GraphBuilder b;
+  for (std::size_t v = 0; v < n; ++v) b.add("k", noop, {buffer(rng), buffer(rng)}, {buffer(rng)});
+  Graph g = std::move(b).build();
+  EXPECT_EQ(g.size(), n);
+  EXPECT_GT(g.edge_count(), n / 2);
 }
 
 TEST(Dependencies, ExplicitEdgesAndWhenAll) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -187,6 +188,10 @@ struct RandomProgram {
 
 TEST(CpuExecutor, RandomDagsNeverViolateADependency) {
   std::mt19937 rng(2024);
+  // Each stream count with another wait policy: passive (sleep at once), a poll that often
+  // runs out and sleeps, and a long poll.
+  const std::chrono::microseconds spins[] = {
+      std::chrono::microseconds(0), std::chrono::microseconds(20), std::chrono::microseconds(1000)};
   for (std::size_t max_streams : {2, 3, 4}) {
     RandomProgram program(kRandomNodes, rng);
     std::vector<long> cells(RandomProgram::kBuffers);
@@ -208,7 +213,8 @@ TEST(CpuExecutor, RandomDagsNeverViolateADependency) {
           program.reads[i], program.writes[i]));
     }
     for (auto [from, to] : program.explicit_edges) refs[from].then(refs[to]);
-    CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = max_streams}));
+    CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = max_streams}),
+                         CpuExecutorOptions{.spin = spins[max_streams - 2]});
     ASSERT_EQ(executor.graph().schedule().streams.size(), max_streams);
     ASSERT_FALSE(executor.graph().schedule().signals.empty());
 

@@ -147,6 +147,83 @@ bool reaches(const std::vector<std::vector<NodeIndex>>& next, NodeIndex from, No
   return false;
 }
 
+// Two chains whose every rung also waits on the other chain's previous rung.
+Edges ladder(std::size_t n) {
+  Edges edges;
+  for (NodeIndex i = 2; i < n; ++i) {
+    edges.emplace_back(i - 2, i);
+    edges.emplace_back(i % 2 == 0 ? i - 1 : i - 3, i);
+  }
+  return edges;
+}
+
+std::vector<std::vector<NodeIndex>> successors_of(std::size_t n, const Edges& edges) {
+  std::vector<std::vector<NodeIndex>> successors(n);
+  for (auto [from, to] : edges) successors[from].push_back(to);
+  return successors;
+}
+
+TEST(Schedule, CheapKernelsWithCrossEdgesStayOnOneStream) {
+  const auto successors = successors_of(100, ladder(100));
+  // Without costs every cross edge of the two chains becomes a signal.
+  Schedule free = make_schedule(successors, 2);
+  EXPECT_EQ(free.streams.size(), 2u);
+  EXPECT_GT(free.signals.size(), 90u);
+  // Kernels much cheaper than a hand-off: one stream, no signals.
+  const std::vector<double> cheap(100, 50.0);
+  Schedule costed = make_schedule(successors, 2, cheap, 2000);
+  EXPECT_EQ(costed.streams.size(), 1u);
+  EXPECT_TRUE(costed.signals.empty());
+  EXPECT_EQ(costed.order.size(), 100u);
+  // Kernels that dwarf the hand-offs: both chains run side by side again.
+  const std::vector<double> dear(100, 1e6);
+  EXPECT_EQ(make_schedule(successors, 2, dear, 2000).streams.size(), 2u);
+}
+
+TEST(Schedule, CostsDecideHowManyBranchesRunInParallel) {
+  // 0 -> {2, 3, 4, 5} -> 1.
+  Edges edges;
+  for (NodeIndex b = 2; b < 6; ++b) {
+    edges.emplace_back(0, b);
+    edges.emplace_back(b, 1);
+  }
+  const auto successors = successors_of(6, edges);
+  std::vector<double> cost_ns = {0, 0, 5e5, 5e5, 5e5, 5e5};
+  EXPECT_EQ(make_schedule(successors, 4, cost_ns, 2000).streams.size(), 4u);
+  EXPECT_EQ(make_schedule(successors, 2, cost_ns, 2000).streams.size(), 2u);
+  // Branches of 1 us cannot pay for a 2 us hand-off.
+  std::fill(cost_ns.begin() + 2, cost_ns.end(), 1000);
+  EXPECT_EQ(make_schedule(successors, 4, cost_ns, 2000).streams.size(), 1u);
+  // Only one branch is dear: a second stream for it, not four.
+  cost_ns[2] = 5e5;
+  EXPECT_EQ(make_schedule(successors, 4, cost_ns, 2000).streams.size(), 2u);
+}
+
+TEST(Schedule, RejectsCostsOfTheWrongSize) {
+  const std::vector<double> cost_ns(3, 1.0);
+  EXPECT_THROW(make_schedule(successors_of(4, {}), 2, cost_ns, 2000), Error);
+}
+
+TEST(Schedule, DeclaredAndMeasuredCostsReachTheBuilder) {
+  GraphBuilder b;
+  std::vector<NodeRef> refs;
+  for (int i = 0; i < 100; ++i) refs.push_back(b.add("k", [] {}, {}, {}).cost(10));
+  for (auto [from, to] : ladder(100)) refs[from].then(refs[to]);
+  EXPECT_THROW(refs[0].cost(-1), Error);
+  Graph g = std::move(b).build(BuildOptions{.max_streams = 2});
+  EXPECT_EQ(g.schedule().streams.size(), 1u);
+  ASSERT_TRUE(g.node(0).cost_ns.has_value());
+  EXPECT_EQ(*g.node(0).cost_ns, 10.0);
+  // The same graph measured as dear (say from a trace) is spread again; the original stays.
+  const std::vector<double> measured(100, 1e6);
+  Graph spread = g.rescheduled(measured, BuildOptions{.max_streams = 2});
+  EXPECT_EQ(spread.schedule().streams.size(), 2u);
+  EXPECT_EQ(spread.edge_count(), g.edge_count());
+  EXPECT_EQ(g.schedule().streams.size(), 1u);
+  EXPECT_THROW(g.rescheduled(std::vector<double>(99, 1.0)), Error);
+  EXPECT_THROW(g.rescheduled(std::vector<double>(100, -1.0)), Error);
+}
+
 TEST(Schedule, RandomDagsAreCoveredByMinimalSignals) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 40; ++trial) {
@@ -158,7 +235,13 @@ TEST(Schedule, RandomDagsAreCoveredByMinimalSignals) {
         if (rng() % 100 < 4) successors[v].push_back(w);
       }
     }
-    Schedule s = make_schedule(successors, max_streams);
+    // Every other trial with random costs: placement and stream count differ, the guarantees
+    // do not.
+    std::vector<double> cost_ns;
+    if (trial % 2 == 1) {
+      for (std::size_t v = 0; v < n; ++v) cost_ns.push_back(double(rng() % 5000));
+    }
+    Schedule s = make_schedule(successors, max_streams, cost_ns, 2000);
     ASSERT_LE(s.streams.size(), max_streams);
     std::size_t placed = 0;
     for (const auto& stream : s.streams) placed += stream.size();

@@ -24,6 +24,8 @@ class NodeRef {
   NodeIndex index() const { return index_; }
   // Adds the edge this -> next and returns next, so chains read left to right: a.then(b).then(c).
   NodeRef then(NodeRef next) const;
+  // Declares the node's estimated run time in nanoseconds (see BuildOptions::handoff_ns).
+  NodeRef cost(double nanoseconds) const;
 
  private:
   friend class GraphBuilder;
@@ -40,12 +42,6 @@ struct Join {
   NodeRef then(NodeRef next) const;
 };
 Join when_all(std::vector<NodeRef> nodes);
-
-struct BuildOptions {
-  // Upper bound on streams; the schedule uses fewer when the graph has less parallelism. On the
-  // CPU each stream is a thread, so more streams than cores only adds switching.
-  std::size_t max_streams = 4;
-};
 
 class GraphBuilder {
  public:

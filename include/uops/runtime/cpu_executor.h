@@ -2,6 +2,7 @@
 // wake-up per stream rather than a thread start. The calling thread serves as stream 0.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "uops/runtime/graph.h"
@@ -9,10 +10,21 @@
 
 namespace uops::runtime {
 
+struct CpuExecutorOptions {
+  // How long a thread that has run out of work (a worker between runs, a stream waiting on a
+  // signal, the caller waiting for the other streams) keeps polling before it sleeps on a
+  // futex. Polling hands work over in well under a microsecond, where waking a sleeping thread
+  // takes tens to hundreds; it keeps the core busy meanwhile (yielding it to other runnable
+  // threads). Zero is the passive setting for shared machines: sleep at once. The default is
+  // 200 microseconds, or the environment's UOPS_SPIN_US.
+  std::chrono::microseconds spin = default_spin();
+  static std::chrono::microseconds default_spin();
+};
+
 class CpuExecutor {
  public:
   // Throws Error if some node has no CPU kernel.
-  explicit CpuExecutor(Graph graph);
+  explicit CpuExecutor(Graph graph, CpuExecutorOptions options = {});
   ~CpuExecutor();
   CpuExecutor(const CpuExecutor&) = delete;
   CpuExecutor& operator=(const CpuExecutor&) = delete;

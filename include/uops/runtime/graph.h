@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +37,19 @@ struct Node {
   CudaKernel cuda;
   std::vector<BufferId> reads;
   std::vector<BufferId> writes;
+  // Estimated run time in nanoseconds, if known; the schedule weighs it against hand-offs.
+  std::optional<double> cost_ns = {};
+};
+
+struct BuildOptions {
+  // Upper bound on streams; the schedule uses fewer when the graph has less parallelism. On the
+  // CPU each stream is a thread, so more streams than cores only adds switching.
+  std::size_t max_streams = 4;
+  // What a cross-stream hand-off (a signal, or waking a stream's worker) is assumed to cost, in
+  // nanoseconds. It is weighed against declared costs only: when no node declares one, the
+  // schedule uses all the parallelism it finds. A node without a declared cost next to ones
+  // with a cost counts as 10 hand-offs.
+  double handoff_ns = 2000;
 };
 
 class Graph {
@@ -55,6 +69,9 @@ class Graph {
   std::span<const NodeIndex> predecessors(NodeIndex n) const { return data_->predecessors[n]; }
   std::size_t edge_count() const;
   const Schedule& schedule() const { return data_->schedule; }
+  // The same nodes and edges, scheduled anew for these per-node costs (nanoseconds; for
+  // instance measured ones, see durations_ns in trace.h). Throws Error on a size mismatch.
+  Graph rescheduled(std::span<const double> cost_ns, const BuildOptions& options = {}) const;
 
  private:
   std::shared_ptr<const Data> data_;

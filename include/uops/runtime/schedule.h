@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace uops::runtime {
@@ -41,8 +42,15 @@ struct Schedule {
 
 // Schedules the DAG given by its successor lists (which should be transitively reduced: every
 // edge is considered for a signal) onto at most `max_streams` streams (at least one).
-// Throws Error if the graph has a cycle.
+//
+// Without costs it uses as many streams as the graph's parallelism allows. With `cost_ns` (one
+// estimate per node, e.g. nanoseconds) it simulates the placements on 1 .. max_streams streams,
+// charging `handoff_ns` per signal and per woken stream, and keeps the fewest streams with the
+// smallest estimated makespan: cheap kernels with fine-grained cross edges stay on one stream
+// instead of handing off at every node.
+// Throws Error if the graph has a cycle or `cost_ns` has the wrong size.
 Schedule make_schedule(const std::vector<std::vector<NodeIndex>>& successors,
-                       std::size_t max_streams);
+                       std::size_t max_streams, std::span<const double> cost_ns = {},
+                       double handoff_ns = 0);
 
 }  // namespace uops::runtime

@@ -24,6 +24,10 @@ struct Trace {
   std::vector<TraceEvent> events;
 };
 
+// Each node's measured run time in nanoseconds, for Graph::rescheduled; nodes without an event
+// count as 0.
+std::vector<double> durations_ns(const Trace& trace, std::size_t node_count);
+
 // {"traceEvents": [...]} with one complete ("X") event per node and one row (tid) per stream.
 std::string to_chrome_json(const Trace& trace);
 void write_chrome_json(const Trace& trace, const std::string& path);

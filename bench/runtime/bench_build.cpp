@@ -1,0 +1,115 @@
+// Building a graph at scale: seconds per node, bytes the built graph holds per node, and the
+// peak bytes per node while building (all heap allocation in this program is counted).
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <vector>
+
+#include "uops/runtime/builder.h"
+
+namespace {
+
+std::atomic<std::size_t> live_bytes{0};
+std::atomic<std::size_t> peak_bytes{0};
+
+void* counted_alloc(std::size_t size) {
+  void* p = std::malloc(size == 0 ? 1 : size);
+  if (!p) throw std::bad_alloc();
+  const std::size_t now = live_bytes.fetch_add(malloc_usable_size(p)) + malloc_usable_size(p);
+  for (std::size_t peak = peak_bytes.load();
+       now > peak && !peak_bytes.compare_exchange_weak(peak, now);) {
+  }
+  return p;
+}
+
+void counted_free(void* p) {
+  if (!p) return;
+  live_bytes.fetch_sub(malloc_usable_size(p));
+  std::free(p);
+}
+
+}  // namespace
+
+void* operator new(std::size_t size) {
+  return counted_alloc(size);
+}
+void* operator new[](std::size_t size) {
+  return counted_alloc(size);
+}
+void operator delete(void* p) noexcept {
+  counted_free(p);
+}
+void operator delete[](void* p) noexcept {
+  counted_free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  counted_free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  counted_free(p);
+}
+
+namespace {
+
+using namespace uops::runtime;
+
+// Builds the graph once per iteration and reports the figures of the last build.
+template <typename AddNodes>
+void measure_build(benchmark::State& state, AddNodes add_nodes) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  double held = 0, peak = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    GraphBuilder b;
+    add_nodes(b, n);
+    const std::size_t before = live_bytes.load();
+    peak_bytes.store(before);
+    state.ResumeTiming();
+    Graph graph = std::move(b).build();
+    state.PauseTiming();
+    held = double(live_bytes.load()) - double(before);
+    peak = double(peak_bytes.load()) - double(before);
+    benchmark::DoNotOptimize(graph.edge_count());
+    state.ResumeTiming();
+  }
+  state.counters["per_node"] = benchmark::Counter(
+      double(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  // The builder's nodes move into the graph, so `held` counts what build() adds to them.
+  state.counters["bytes_per_node"] = held / double(n);
+  state.counters["peak_bytes_per_node"] = peak / double(n);
+}
+
+// N nodes with no accesses and no edges.
+void BM_BuildIndependent(benchmark::State& state) {
+  measure_build(state, [](GraphBuilder& b, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) b.add("k", [] {}, {}, {});
+  });
+}
+BENCHMARK(BM_BuildIndependent)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// N nodes that each read two and write one of 40 buffers, chosen at random.
+void BM_BuildRandomDag(benchmark::State& state) {
+  measure_build(state, [](GraphBuilder& b, std::size_t n) {
+    std::mt19937 rng(1);
+    std::uniform_int_distribution<BufferId> buffer(1, 40);
+    for (std::size_t i = 0; i < n; ++i)
+      b.add("k", [] {}, {buffer(rng), buffer(rng)}, {buffer(rng)});
+  });
+}
+BENCHMARK(BM_BuildRandomDag)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
