@@ -207,8 +207,9 @@ Case Generator::random(uint64_t seed) const {
     // 65% small, 25% one or two axes at a tail width, 10% larger shapes.
     int64_t mode = attempt < 1000 ? draw(rng, 0, 99) : 0;
     std::vector<bool> pinned(k, false);
+    // Small sizes lean to 1-3 so that an op of many axes keeps some of them past 4.
     for (size_t i = 0; i < k; ++i)
-      c.sizes[d.classes[i]] = mode < 90 ? draw(rng, 1, 8) : draw(rng, 1, 48);
+      c.sizes[d.classes[i]] = mode >= 90 ? draw(rng, 1, 48) : draw(rng, 1, draw(rng, 0, 1) ? 3 : 8);
     if (mode >= 65 && mode < 90 && k > 0) {
       for (int64_t j = draw(rng, 1, 2); j > 0; --j) {
         size_t i = size_t(draw(rng, 0, int64_t(k) - 1));
@@ -220,8 +221,10 @@ Case Generator::random(uint64_t seed) const {
     d.finish(c);
     int64_t elements = 0;
     std::string why = d.problem(c, &elements);
-    // Over the budget: halve the largest free axis until it fits.
-    while (why.empty() && elements > d.max_elements) {
+    // Over the budget (an eighth of it for small cases, which must stay small however many
+    // axes the op has): halve the largest free axis until it fits.
+    int64_t budget = mode < 65 ? std::max<int64_t>(1, d.max_elements / 8) : d.max_elements;
+    while (why.empty() && elements > budget) {
       size_t largest = k;
       for (size_t i = 0; i < k; ++i)
         if (!pinned[i] && c.sizes[d.classes[i]] > 1 &&
@@ -232,7 +235,7 @@ Case Generator::random(uint64_t seed) const {
       d.finish(c);
       why = d.problem(c, &elements);
     }
-    if (why.empty() && elements <= d.max_elements) return c;
+    if (why.empty() && elements <= budget) return c;
   }
   throw Error("op '" + d.op.name +
               "': no valid case in 2000 draws; declare its parameters' ranges (param_ranges) or "
