@@ -5,7 +5,9 @@
 #include <cstdlib>
 
 #include "oracle/user_ops.h"
+#include "uops/backends/interpreter.h"
 #include "uops/error.h"
+#include "uops/ops/gradient.h"
 
 namespace uops::oracle {
 namespace {
@@ -69,6 +71,24 @@ TEST_P(UserOps, WrongKernelFailsShrinksAndReplays) {
   EXPECT_EQ(env.cases, 1);
   EXPECT_EQ(env.dtype, DType::f64);
   EXPECT_EQ(env.mismatch.worst.got, r.mismatch.worst.got);
+}
+
+// The gradient program of a registered op runs on a derived case and gives d<input> shaped like
+// each input.
+TEST_P(UserOps, GradientProgramRuns) {
+  const OpDef& op = registered(GetParam().describe());
+  Program grad = gradient_program(op, DType::f64);
+  Case c = random_case(op, DType::f64, 5);
+  TensorMap in = make_inputs(op, c);
+  TensorMap fwd = interpret(forward_program(op, DType::f64), in, c.params);
+  TensorMap args;
+  for (int t : grad.inputs()) {
+    const std::string& name = grad.tensors[t].name;
+    args[name] = in.count(name) ? in.at(name) : fwd.at(name.substr(1));
+  }
+  TensorMap out = interpret(grad, args, c.params);
+  for (const std::string& x : differentiable_inputs(op))
+    EXPECT_EQ(out.at("d" + x).shape, in.at(x).shape) << x;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -83,7 +83,8 @@ struct OpDef {
 const OpDef& register_op(OpDef op);
 
 // Every registered op: the built-in ones of DESIGN.md section 4 in table order, then the users'
-// in registration order. References stay valid when more ops are registered.
+// in registration order. References stay valid when more ops are registered; register before
+// other threads look ops up (registration is serialized, lookups are not).
 const std::deque<OpDef>& all_ops();
 // Throws uops::Error listing the valid names when `name` is unknown.
 const OpDef& find_op(const std::string& name);
