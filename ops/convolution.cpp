@@ -33,6 +33,10 @@ OpDef conv2d() {
   };
   d.example_shapes = {{"x", {2, 16, 16, 8}}, {"w", {16, 3, 3, 8}}};
   d.example_params = {{"stride", 1}, {"pad", 1}, {"dilation", 1}};
+  d.param_ranges = {{"stride", {1, 3}}, {"pad", {0, 4}}, {"dilation", {1, 3}}};
+  d.invalid = [](const Shapes&, const ParamMap& p) {
+    return first_of({below(p, "stride", 1), below(p, "dilation", 1), below(p, "pad", 0)});
+  };
   return d;
 }
 
@@ -62,6 +66,10 @@ OpDef depthwise_conv2d() {
   };
   d.example_shapes = {{"x", {2, 32, 32, 16}}, {"w", {3, 3, 16}}};
   d.example_params = {{"stride", 1}, {"pad", 1}};
+  d.param_ranges = {{"stride", {1, 3}}, {"pad", {0, 4}}};
+  d.invalid = [](const Shapes&, const ParamMap& p) {
+    return first_of({below(p, "stride", 1), below(p, "pad", 0)});
+  };
   return d;
 }
 

@@ -56,16 +56,22 @@ void add_elementwise(std::vector<OpDef>& ops) {
   ops.push_back(binary_op("add", BinaryOp::add));
   ops.push_back(binary_op("sub", BinaryOp::sub));
   ops.push_back(binary_op("mul", BinaryOp::mul));
-  ops.push_back(binary_op("div", BinaryOp::div));
-  ops.push_back(binary_op("max", BinaryOp::max));
-  ops.push_back(binary_op("min", BinaryOp::min));
+  OpDef div = binary_op("div", BinaryOp::div);
+  div.inputs[1].nonzero = true;
+  ops.push_back(div);
+  for (auto [name, op] : {std::pair{"max", BinaryOp::max}, std::pair{"min", BinaryOp::min}}) {
+    ops.push_back(binary_op(name, op));
+    ops.back().values = {Values::uniform, Values::ties};
+  }
   ops.push_back(unary_op(
       "relu", [](Graph& g, Node x) { return g.binary(BinaryOp::max, x, g.fill(x, 0.0)); }));
+  ops.back().values = {Values::uniform, Values::ties};
   ops.push_back(
       unary_op("sigmoid", [](Graph& g, Node x) { return unary(g, UnaryOp::sigmoid, x); }));
   ops.push_back(unary_op("tanh", [](Graph& g, Node x) { return unary(g, UnaryOp::tanh, x); }));
   ops.push_back(unary_op("exp", [](Graph& g, Node x) { return unary(g, UnaryOp::exp, x); }));
   ops.push_back(unary_op("log", [](Graph& g, Node x) { return unary(g, UnaryOp::log, x); }));
+  ops.back().values = {Values::positive};
   ops.push_back(unary_op("gelu", gelu));
 }
 

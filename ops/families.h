@@ -34,4 +34,18 @@ inline Node drop_trailing(Graph& g, Node x, int keep) {
   return g.reindex(x, shape, index);
 }
 
+// The reason a parameter is invalid when it is below `min`, else "".
+inline std::string below(const ParamMap& params, const std::string& name, int64_t min) {
+  auto it = params.find(name);
+  if (it == params.end() || it->second >= min) return "";
+  return name + " must be at least " + std::to_string(min) + ", not " + std::to_string(it->second);
+}
+
+// The first non-empty reason.
+inline std::string first_of(std::initializer_list<std::string> reasons) {
+  for (auto& r : reasons)
+    if (!r.empty()) return r;
+  return "";
+}
+
 }  // namespace uops::ops

@@ -18,6 +18,10 @@ OpDef gather() {
     return g;
   };
   d.example_shapes = {{"table", {1000, 64}}, {"idx", {256}}};
+  // Out of range now and then.
+  d.inputs[1].values = [](const Shapes& s, const ParamMap&) {
+    return std::pair<int64_t, int64_t>{-2, s.at("table")[0] + 1};
+  };
   return d;
 }
 
@@ -56,6 +60,7 @@ OpDef pad2d() {
   };
   d.example_shapes = {{"x", {2, 32, 32, 16}}};
   d.example_params = {{"pad", 2}};
+  d.invalid = [](const Shapes&, const ParamMap& p) { return below(p, "pad", 0); };
   return d;
 }
 

@@ -24,6 +24,10 @@ OpDef cross_entropy() {
     return g;
   };
   d.example_shapes = {{"logits", {256, 1000}}, {"labels", {256}}};
+  d.inputs[1].values = [](const Shapes& s, const ParamMap&) {
+    return std::pair<int64_t, int64_t>{0, s.at("logits")[1] - 1};
+  };
+  d.values = {Values::uniform, Values::large};
   return d;
 }
 

@@ -52,7 +52,9 @@ Node layernorm(Graph& g, const std::vector<Node>& in) {
 
 void add_normalization(std::vector<OpDef>& ops) {
   ops.push_back(row_op("softmax", {{"x", 2}}, softmax));
+  ops.back().values = {Values::uniform, Values::large};
   ops.push_back(row_op("log_softmax", {{"x", 2}}, log_softmax));
+  ops.back().values = {Values::uniform, Values::large};
   OpDef ln = row_op("layernorm", {{"x", 2}, {"gamma", 1}, {"beta", 1}}, layernorm);
   ln.example_shapes = {{"x", {128, 256}}, {"gamma", {256}}, {"beta", {256}}};
   ops.push_back(ln);

@@ -33,6 +33,15 @@ OpDef maxpool2d() {
   };
   d.example_shapes = {{"x", {2, 32, 32, 16}}};
   d.example_params = {{"k", 2}, {"stride", 2}, {"pad", 0}};
+  d.param_ranges = {{"k", {1, 4}}, {"stride", {1, 4}}, {"pad", {0, 3}}};
+  // pad < k: every window then holds at least one element of x.
+  d.invalid = [](const Shapes&, const ParamMap& p) {
+    std::string r = first_of({below(p, "k", 1), below(p, "stride", 1), below(p, "pad", 0)});
+    if (r.empty() && p.count("k") && p.count("pad") && p.at("pad") >= p.at("k"))
+      r = "pad must be below k (a window of padding alone has no maximum)";
+    return r;
+  };
+  d.values = {Values::uniform, Values::ties};
   return d;
 }
 
@@ -53,6 +62,10 @@ OpDef avgpool2d() {
   };
   d.example_shapes = {{"x", {2, 32, 32, 16}}};
   d.example_params = {{"k", 2}, {"stride", 2}};
+  d.param_ranges = {{"k", {1, 4}}, {"stride", {1, 4}}};
+  d.invalid = [](const Shapes&, const ParamMap& p) {
+    return first_of({below(p, "k", 1), below(p, "stride", 1)});
+  };
   return d;
 }
 

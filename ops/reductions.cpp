@@ -25,7 +25,9 @@ void add_reductions(std::vector<OpDef>& ops) {
   ops.push_back(row_reduce("sum", ReduceOp::sum));
   ops.push_back(row_reduce("mean", ReduceOp::mean));
   ops.push_back(row_reduce("max_reduce", ReduceOp::max));
+  ops.back().values = {Values::uniform, Values::ties};
   ops.push_back(row_reduce("argmax", ReduceOp::argmax));
+  ops.back().values = {Values::uniform, Values::ties};
 }
 
 }  // namespace uops::ops

@@ -1,11 +1,13 @@
 #include "uops/oracle/harness.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <sstream>
 
 #include "uops/backends/interpreter.h"
+#include "uops/error.h"
 #include "uops/ir/printer.h"
 #include "uops/oracle/reference.h"
 
@@ -15,6 +17,8 @@ namespace {
 
 struct Outcome {
   bool ok = true;
+  bool too_large = false;  // uops::LimitError somewhere: not a case to judge
+  std::string limit;       // its message
   std::string culprit;
   Comparison cmp;
   std::string error;
@@ -31,12 +35,14 @@ Outcome fail(const std::string& culprit, const std::string& error) {
   return o;
 }
 
-Outcome run_case(const OpDef& op, const Case& c, const Implementation& canon,
-                 const Implementation& impl, bool against_eigen) {
-  TensorMap inputs = make_inputs(op, c);
+Outcome judge(const OpDef& op, const Generator& gen, const Case& c, const Implementation& canon,
+              const Implementation& impl, bool against_eigen) {
+  TensorMap inputs = gen.inputs(c);
   TensorMap expected;
   try {
     expected = canon(inputs, c.params);
+  } catch (const LimitError&) {
+    throw;
   } catch (const std::exception& e) {
     return fail("uops vs eigen", std::string("the canonical implementation threw: ") + e.what());
   }
@@ -56,6 +62,8 @@ Outcome run_case(const OpDef& op, const Case& c, const Implementation& canon,
   TensorMap got;
   try {
     got = impl(inputs, c.params);
+  } catch (const LimitError&) {
+    throw;
   } catch (const std::exception& e) {
     return fail("implementation", std::string("the implementation threw: ") + e.what());
   }
@@ -67,12 +75,43 @@ Outcome run_case(const OpDef& op, const Case& c, const Implementation& canon,
   return o;
 }
 
-std::string repro_command(const CheckReport& r, const Case& c) {
-  std::string cmd = "uopc check " + r.op + " --backend " + r.backend + " --dtype " +
-                    dtype_name(c.dtype) + " --seed " + std::to_string(c.seed) + " --trials 1";
+Outcome run_case(const OpDef& op, const Generator& gen, const Case& c, const Implementation& canon,
+                 const Implementation& impl, bool against_eigen) {
+  try {
+    return judge(op, gen, c, canon, impl, against_eigen);
+  } catch (const LimitError& e) {
+    Outcome o;
+    o.too_large = true;
+    o.limit = e.what();
+    return o;
+  }
+}
+
+// uopc can rerun the case only on its own backends, and only for an op it can load.
+std::string repro_command(const OpDef& op, const std::string& backend, const Case& c) {
+  if (backend != "interp" && backend != "c" && backend != "cuda") return "";
+  std::string cmd = "uopc";
+  if (op.origin == OpOrigin::library) {
+    cmd += " --ops " + op.library;
+  } else if (op.origin != OpOrigin::builtin) {
+    return "";
+  }
+  cmd += " check " + op.name + " --backend " + backend + " --dtype " + dtype_name(c.dtype) +
+         " --seed " + std::to_string(c.seed) + " --trials 1";
   for (auto& [name, dims] : c.shapes) cmd += " --shape " + shapes_text({{name, dims}});
   for (auto& [name, v] : c.params) cmd += " --param " + name + "=" + std::to_string(v);
   return cmd;
+}
+
+// The case UOPS_ORACLE_REPLAY holds when it is one of `op`'s.
+std::optional<Case> replay_from_environment(const OpDef& op) {
+  const char* text = std::getenv("UOPS_ORACLE_REPLAY");
+  if (!text) return std::nullopt;
+  std::istringstream is(text);
+  std::string name;
+  is >> name;
+  if (name != op.name) return std::nullopt;
+  return parse_case(op, text);
 }
 
 }  // namespace
@@ -85,30 +124,44 @@ Implementation canonical(const OpDef& op, DType dtype) {
 
 CheckReport check(const OpDef& op, const Implementation& impl, const CheckOptions& options) {
   auto start = std::chrono::steady_clock::now();
+  if (options.trials < 1 && !options.only)
+    throw Error("oracle::check: trials must be at least 1, not " + std::to_string(options.trials));
+  std::optional<Case> only = options.only ? options.only : replay_from_environment(op);
   CheckReport r;
   r.op = op.name;
   r.backend = options.backend;
-  r.dtype = options.dtype;
-  Implementation canon = canonical(op, options.dtype);
-  int total = options.only ? 1 : options.trials;
+  r.dtype = only ? only->dtype : options.dtype;
+  r.has_reference =
+      options.against_eigen && op.origin == OpOrigin::builtin && has_reference(op.name);
+  Generator gen(op, r.dtype, options.max_elements);
+  Implementation canon = canonical(op, r.dtype);
+  int total = only ? 1 : options.trials;
   for (int i = 0; i < total; ++i) {
-    Case c = options.only ? *options.only : random_case(op, options.dtype, options.seed + i);
-    Outcome o = run_case(op, c, canon, impl, options.against_eigen);
+    Case c = only ? *only : gen.random(options.seed + uint64_t(i));
+    Outcome o = run_case(op, gen, c, canon, impl, r.has_reference);
+    if (options.progress) options.progress(i + 1, total);
+    if (o.too_large) {
+      if (only)
+        throw LimitError(op.name + ": the case " + case_text(c) +
+                         " is too large to run: " + o.limit);
+      ++r.skipped;
+      continue;
+    }
     ++r.cases;
     r.worst_error = std::max(r.worst_error, o.worst);
     r.reference_error = std::max(r.reference_error, o.reference);
-    if (options.progress) options.progress(i + 1, total);
     if (o.ok) continue;
     r.passed = false;
     r.culprit = o.culprit;
     r.original = c;
-    // Greedy shrinking: take the first smaller case that still fails the same way.
+    // Greedy shrinking: take the first smaller case that still fails the same way. Candidates
+    // are never larger than the case they shrink, and one too large to run is passed over.
     Case best = c;
     for (bool progress = options.shrink; progress;) {
       progress = false;
-      for (const Case& n : shrink_candidates(op, best)) {
-        Outcome m = run_case(op, n, canon, impl, options.against_eigen);
-        if (!m.ok && m.culprit == o.culprit) {
+      for (const Case& n : gen.shrink(best)) {
+        Outcome m = run_case(op, gen, n, canon, impl, r.has_reference);
+        if (!m.too_large && !m.ok && m.culprit == o.culprit) {
           best = n;
           o = m;
           progress = true;
@@ -119,26 +172,41 @@ CheckReport check(const OpDef& op, const Implementation& impl, const CheckOption
     r.shrunk = best;
     r.mismatch = o.cmp;
     r.error = o.error;
-    r.repro = repro_command(r, best);
+    r.replay = case_text(best);
+    r.repro = repro_command(op, options.backend, best);
     break;
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
 
+CheckReport replay(const OpDef& op, const Implementation& impl, const std::string& text,
+                   CheckOptions options) {
+  options.only = parse_case(op, text);
+  options.dtype = options.only->dtype;
+  return check(op, impl, options);
+}
+
 std::string CheckReport::message() const {
   std::ostringstream os;
-  os << op << " on " << backend << " (" << dtype_name(dtype) << "): ";
+  os << op << " on " << (backend.empty() ? "the implementation" : backend) << " ("
+     << dtype_name(dtype) << "): ";
   if (passed) {
-    os << cases << " cases passed; worst error " << worst_error
-       << " x the tolerance, uops vs Eigen " << reference_error << " x\n";
+    os << cases << " cases passed";
+    if (skipped) os << " (" << skipped << " too large to run, skipped)";
+    os << "; worst error " << worst_error << " x the tolerance";
+    if (has_reference) os << ", uops vs Eigen " << reference_error << " x";
+    os << "\n";
     return os.str();
   }
   os << (culprit == "uops vs eigen" ? "the uop description disagrees with the Eigen reference"
                                     : "the implementation disagrees with the uop description")
      << " at case " << cases << " (seed " << original.seed << ")\n";
-  os << "  case:   " << shapes_text(original.shapes) << " " << params_text(original.params) << "\n";
-  os << "  shrunk: " << shapes_text(shrunk.shapes) << " " << params_text(shrunk.params) << "\n";
+  auto text = [](const Case& c) {
+    return shapes_text(c.shapes) + (c.params.empty() ? "" : " ") + params_text(c.params);
+  };
+  os << "  case:   " << text(original) << "\n";
+  os << "  shrunk: " << text(shrunk) << "\n";
   if (!error.empty()) {
     os << "  " << error << "\n";
   } else if (!mismatch.problem.empty()) {
@@ -150,7 +218,9 @@ std::string CheckReport::message() const {
        << format_double(w.abs_error) << ", " << format_double(w.scaled_error)
        << " x the tolerance)\n";
   }
-  os << "  reproduce: " << repro << "\n";
+  os << "  replay: oracle::replay(op, impl, \"" << replay << "\"), or rerun the test with "
+     << "UOPS_ORACLE_REPLAY='" << replay << "'\n";
+  if (!repro.empty()) os << "  reproduce: " << repro << "\n";
   return os.str();
 }
 

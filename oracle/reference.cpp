@@ -295,6 +295,10 @@ const std::map<std::string, Ref>& references() {
 
 }  // namespace
 
+bool has_reference(const std::string& op) {
+  return references().count(op) > 0;
+}
+
 TensorMap reference(const std::string& op, const TensorMap& inputs, const ParamMap& params) {
   auto it = references().find(op);
   if (it == references().end()) throw Error("no Eigen reference for op '" + op + "'");

@@ -335,6 +335,65 @@ std::vector<WrongKernel> make_catalogue() {
         }
         return TensorMap{{"y", y}};
       }));
+  // Tail bugs: a vectorized or tiled kernel right on whole blocks, wrong on the remainder.
+  add("softmax_tail_block_dropped", "softmax",
+      "sums each row in blocks of 16 and drops the columns past the last full block",
+      plain([](const TensorMap& in, const ParamMap&, DType t) {
+        const Tensor& x = in.at("x");
+        int64_t m = x.shape[0], n = x.shape[1], summed = n > 16 ? n / 16 * 16 : n;
+        Tensor y(t, {m, n});
+        for (int64_t i = 0; i < m; ++i) {
+          double mx = -INFINITY, sum = 0;
+          for (int64_t j = 0; j < n; ++j) mx = std::max(mx, at(x, {i, j}));
+          for (int64_t j = 0; j < summed; ++j) sum += std::exp(at(x, {i, j}) - mx);
+          for (int64_t j = 0; j < n; ++j) y.set(i * n + j, std::exp(at(x, {i, j}) - mx) / sum);
+        }
+        return TensorMap{{"y", y}};
+      }));
+  add("layernorm_row_tile_stats", "layernorm",
+      "rows past the first tile of 8 reuse the statistics of row r % 8",
+      plain([](const TensorMap& in, const ParamMap&, DType t) {
+        const Tensor &x = in.at("x"), &gamma = in.at("gamma"), &beta = in.at("beta");
+        int64_t m = x.shape[0], n = x.shape[1];
+        Tensor y(t, {m, n});
+        for (int64_t i = 0; i < m; ++i) {
+          int64_t r = i % 8;
+          double mean = 0, var = 0;
+          for (int64_t j = 0; j < n; ++j) mean += at(x, {r, j}) / double(n);
+          for (int64_t j = 0; j < n; ++j) var += std::pow(at(x, {r, j}) - mean, 2) / double(n);
+          for (int64_t j = 0; j < n; ++j)
+            y.set(i * n + j,
+                  (at(x, {i, j}) - mean) / std::sqrt(var + 1e-5) * gamma.get(j) + beta.get(j));
+        }
+        return TensorMap{{"y", y}};
+      }));
+  add("conv2d_channel_tail_dropped", "conv2d",
+      "sums input channels in blocks of 4 and drops the channels past the last full block",
+      plain([](const TensorMap& in, const ParamMap& p, DType t) {
+        const Tensor &x = in.at("x"), &w = in.at("w");
+        int64_t s = p.at("stride"), pad = p.at("pad"), dil = p.at("dilation");
+        int64_t n = x.shape[0], h = x.shape[1], wd = x.shape[2], c = x.shape[3];
+        int64_t o = w.shape[0], kh = w.shape[1], kw = w.shape[2];
+        int64_t oh = (h + 2 * pad - dil * (kh - 1) - 1) / s + 1;
+        int64_t ow = (wd + 2 * pad - dil * (kw - 1) - 1) / s + 1;
+        int64_t summed = c > 4 ? c / 4 * 4 : c;
+        Tensor y(t, {n, oh, ow, o});
+        for (int64_t a = 0; a < n; ++a)
+          for (int64_t i = 0; i < oh; ++i)
+            for (int64_t j = 0; j < ow; ++j)
+              for (int64_t f = 0; f < o; ++f) {
+                double sum = 0;
+                for (int64_t u = 0; u < kh; ++u)
+                  for (int64_t v = 0; v < kw; ++v) {
+                    int64_t r = i * s - pad + u * dil, q = j * s - pad + v * dil;
+                    if (r < 0 || r >= h || q < 0 || q >= wd) continue;
+                    for (int64_t ch = 0; ch < summed; ++ch)
+                      sum += at(x, {a, r, q, ch}) * at(w, {f, u, v, ch});
+                  }
+                y.set(offset(y, {a, i, j, f}), sum);
+              }
+        return TensorMap{{"y", y}};
+      }));
   return k;
 }
 

@@ -100,8 +100,10 @@ int check(const CheckArgs& a) {
   for (auto& r : reports) {
     failures += !r.passed;
     total_seconds += r.seconds;
-    std::printf("%-18s %-7s %-5s %6d %12.3g %12.3g %8.3fs  %s\n", r.op.c_str(), r.backend.c_str(),
-                dtype_name(r.dtype), r.cases, r.worst_error, r.reference_error, r.seconds,
+    char reference[32] = "-";  // a user's op has no Eigen reference
+    if (r.has_reference) std::snprintf(reference, sizeof reference, "%.3g", r.reference_error);
+    std::printf("%-18s %-7s %-5s %6d %12.3g %12s %8.3fs  %s\n", r.op.c_str(), r.backend.c_str(),
+                dtype_name(r.dtype), r.cases, r.worst_error, reference, r.seconds,
                 r.passed ? "pass" : "FAIL");
   }
   std::printf("%zu checks, %d failed, %.2fs (errors are in units of the tolerance)\n",

@@ -42,6 +42,9 @@ int dot(const std::string& op, bool grad);
 int run(const RunArgs& a);
 int check(const CheckArgs& a);
 
+// Loads each `--ops` library (registering its ops) before a command runs.
+void load_op_libraries(const std::vector<std::string>& paths);
+
 // Shared helpers.
 Program op_program(const OpDef& op, DType dtype, bool grad);
 std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what);

@@ -13,6 +13,7 @@
 #include "uops/ir/binding.h"
 #include "uops/ir/printer.h"
 #include "uops/ops/gradient.h"
+#include "uops/oracle/generator.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/stats.h"
 
@@ -47,6 +48,10 @@ ParamMap parse_params(const std::vector<std::string>& items) {
   return params;
 }
 
+void load_op_libraries(const std::vector<std::string>& paths) {
+  for (auto& path : paths) load_op_library(path);
+}
+
 int list_ops() {
   for (const OpDef& op : all_ops()) {
     std::string inputs, params;
@@ -79,12 +84,21 @@ namespace {
 
 // The shapes of every input of `p` at the op's example: forward inputs as given, d<output>
 // shaped like the forward outputs.
-std::map<std::string, std::vector<int64_t>> example_shapes(const OpDef& op, const Program& p) {
+// An op without an example (a user's may have none) is measured at its first random case.
+std::map<std::string, std::vector<int64_t>> example_shapes(const OpDef& op, const Program& p,
+                                                           ParamMap& params) {
   Program fwd = forward_program(op, DType::f32);
+  Shapes given = op.example_shapes;
+  params = op.example_params;
+  if (given.size() != op.inputs.size()) {
+    oracle::Case c = oracle::random_case(op, DType::f32, 1);
+    given = c.shapes;
+    params = c.params;
+  }
   TensorMap zeros;
   for (auto& i : op.inputs)
-    zeros[i.name] = Tensor(i.is_index ? DType::i32 : DType::f32, op.example_shapes.at(i.name));
-  Binding b = uops::bind(fwd, zeros, op.example_params);
+    zeros[i.name] = Tensor(i.is_index ? DType::i32 : DType::f32, given.at(i.name));
+  Binding b = uops::bind(fwd, zeros, params);
   std::map<std::string, std::vector<int64_t>> all;
   for (size_t t = 0; t < fwd.tensors.size(); ++t) {
     const TensorInfo& info = fwd.tensors[t];
@@ -109,9 +123,10 @@ int stats(const std::string& name, bool grad, bool json) {
   const OpDef& op = find_op(name);
   Program lowered = op_program(op, DType::f32, grad);
   Program optimized = optimize(lowered);
-  auto shapes = example_shapes(op, lowered);
-  ProgramStats before = program_stats(lowered, shapes, op.example_params);
-  ProgramStats after = program_stats(optimized, shapes, op.example_params);
+  ParamMap params;
+  auto shapes = example_shapes(op, lowered, params);
+  ProgramStats before = program_stats(lowered, shapes, params);
+  ProgramStats after = program_stats(optimized, shapes, params);
   if (json) {
     nlohmann::ordered_json j;
     j["op"] = op.name;

@@ -61,6 +61,10 @@ int run(const RunArgs& a) {
     if (!outputs.emplace(name, path).second) throw Error("--out " + name + " is given twice");
   }
   Program p = op_program(op, input_dtype(op, given), a.grad);
+  Shapes shapes;
+  for (auto& i : op.inputs)
+    if (given.count(i.name)) shapes[i.name] = given.at(i.name).shape;
+  check_valid(op, shapes, params);
 
   // The program's inputs must all be given; forward inputs its gradient does not read may be.
   std::set<std::string> known;

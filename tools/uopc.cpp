@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   using namespace uops::tools;
   CLI::App app{"uopc: describe, optimize, differentiate, generate and oracle-test tensor ops"};
   app.require_subcommand(1);
+  std::vector<std::string> op_libraries;
+  app.add_option("--ops", op_libraries,
+                 "a shared library of ops to load first (repeatable; see docs/op-libraries.md)");
 
   app.add_subcommand("list", "name, inputs and params of every op");
 
@@ -62,7 +65,7 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--backend", check_args.backends,
                         "comma-separated: interp,c,cuda (default: every one that can run here)");
   check_cmd->add_option("--trials", check_args.trials, "random cases per op, backend and dtype")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1000000000));
   check_cmd->add_option("--seed", check_args.seed, "first case's seed");
   check_cmd->add_option("--dtype", check_args.dtype, "f32, f64 or all")
       ->check(CLI::IsMember({"f32", "f64", "all"}));
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    load_op_libraries(op_libraries);
     if (app.got_subcommand("list")) return list_ops();
     if (show_cmd->parsed()) return show(show_args);
     if (stats_cmd->parsed()) return stats(op, grad, json);

@@ -4,6 +4,8 @@
 
 #include <iostream>
 
+#include "uops/error.h"
+
 namespace uops::oracle {
 namespace {
 
@@ -27,29 +29,54 @@ TEST(WrongKernels, EveryOneIsCaught) {
   EXPECT_EQ(caught, int(catalogue.size()));
 }
 
-// A shrunk case still fails, is no larger than the original, and names its reproduction.
-TEST(WrongKernels, FailuresAreShrunkAndReproducible) {
-  const WrongKernel* k = nullptr;
+const WrongKernel& find_kernel(const std::string& name) {
   for (auto& w : wrong_kernels())
-    if (w.name == "conv2d_pad_off_by_one") k = &w;
-  ASSERT_NE(k, nullptr);
+    if (w.name == name) return w;
+  throw Error("no wrong kernel " + name);
+}
+
+// A shrunk case still fails, is no larger than the original, and its replay reruns it. There is
+// no uopc command: uopc cannot run this kernel, and a command that passes would mislead.
+TEST(WrongKernels, FailuresAreShrunkAndReproducible) {
+  const WrongKernel& k = find_kernel("conv2d_pad_off_by_one");
   CheckOptions o;
   o.trials = 20;
-  o.backend = "c";
-  CheckReport r = check(find_op("conv2d"), k->make(DType::f32), o);
+  o.backend = k.name;
+  CheckReport r = check(find_op("conv2d"), k.make(DType::f32), o);
   ASSERT_FALSE(r.passed);
   for (auto& [name, dims] : r.shrunk.shapes)
     for (size_t a = 0; a < dims.size(); ++a) EXPECT_LE(dims[a], r.original.shapes.at(name)[a]);
+  EXPECT_TRUE(r.repro.empty()) << r.repro;
+  EXPECT_EQ(r.message().find("uopc"), std::string::npos) << r.message();
+  CheckReport again = replay(find_op("conv2d"), k.make(DType::f32), r.replay);
+  EXPECT_FALSE(again.passed);
+  EXPECT_EQ(again.cases, 1);
+  EXPECT_EQ(again.mismatch.worst.got, r.mismatch.worst.got);
+}
+
+// The uopc command is printed only for the backends uopc runs, naming the shrunk case.
+TEST(WrongKernels, UopcCommandOnlyForItsBackends) {
+  const WrongKernel& k = find_kernel("conv2d_pad_off_by_one");
+  CheckOptions o;
+  o.trials = 20;
+  o.backend = "c";
+  CheckReport r = check(find_op("conv2d"), k.make(DType::f32), o);
+  ASSERT_FALSE(r.passed);
   EXPECT_NE(r.repro.find("uopc check conv2d --backend c --dtype f32 --seed " +
                          std::to_string(r.original.seed) + " --trials 1"),
             std::string::npos)
       << r.repro;
-  // Replaying the shrunk case alone fails the same way.
-  CheckOptions replay = o;
-  replay.only = r.shrunk;
-  CheckReport again = check(find_op("conv2d"), k->make(DType::f32), replay);
-  EXPECT_FALSE(again.passed);
-  EXPECT_EQ(again.cases, 1);
+}
+
+// The tail bugs are caught at the default options (50 trials, f32).
+TEST(WrongKernels, TailBugsCaughtAtDefaults) {
+  for (auto name :
+       {"softmax_tail_block_dropped", "layernorm_row_tile_stats", "conv2d_channel_tail_dropped"}) {
+    const WrongKernel& k = find_kernel(name);
+    CheckReport r = check(find_op(k.op), k.make(DType::f32));
+    EXPECT_FALSE(r.passed) << name << " was not caught";
+    std::cout << r.message();
+  }
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -161,6 +163,75 @@ TEST_F(Uopc, CheckPrintsATableAndReplaysOneCase) {
       "check conv2d --shape x=1,5,4,2 --shape w=3,2,3,3 --param stride=1 --param pad=0 "
       "--param dilation=1");
   EXPECT_EQ(r.code, 2) << r.err;
+}
+
+// A shared library of ops (examples/rmsnorm_ops.cpp) loaded with --ops: every command takes
+// its op.
+TEST_F(Uopc, OpLibraryOpsWorkInEveryCommand) {
+  std::string ops = std::string("--ops ") + OP_LIBRARY_PATH + " ";
+  Result r = uopc(ops + "list");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("rmsnorm            inputs: x[2], w[1]"), std::string::npos) << r.out;
+  r = uopc(ops + "check rmsnorm --backend interp,c --trials 30");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("4 checks, 0 failed"), std::string::npos) << r.out;
+  r = uopc(ops +
+           "check rmsnorm --backend c --dtype f64 --seed 4 --trials 1 --shape x=3,17 "
+           "--shape w=17");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 checks, 0 failed"), std::string::npos) << r.out;
+  r = uopc(ops + "check rmsnorm --trials 1 --shape x=3,17 --shape w=16");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("must equal axis x.1"), std::string::npos) << r.err;
+  for (auto cmd : {"show rmsnorm", "show rmsnorm --grad", "stats rmsnorm --json",
+                   "emit rmsnorm --target c", "dot rmsnorm"}) {
+    r = uopc(ops + cmd);
+    EXPECT_EQ(r.code, 0) << cmd << "\n" << r.err;
+    EXPECT_FALSE(r.out.empty()) << cmd;
+  }
+  std::string x = tensor("x.npy", DType::f32, {1, 2}, {3, 4});
+  std::string w = tensor("w.npy", DType::f32, {2}, {1, 2});
+  r = uopc(ops + "run rmsnorm --in x=" + x + " --in w=" + w + " --out y=" + path("y.npy"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  Tensor y = npy::read(path("y.npy"));
+  double rms = std::sqrt((9.0 + 16.0) / 2 + 1e-6);
+  EXPECT_NEAR(y.get(0), 3 / rms, 1e-5);
+  EXPECT_NEAR(y.get(1), 8 / rms, 1e-5);
+  // Given twice, loaded once; without it the op is unknown; a missing library is one line.
+  EXPECT_EQ(uopc(ops + ops + "list").code, 0);
+  EXPECT_EQ(uopc("show rmsnorm").code, 2);
+  r = uopc("--ops " + path("nope.so") + " list");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("cannot load op library"), std::string::npos) << r.err;
+  std::ofstream(path("bogus.so")) << "not a library";
+  EXPECT_EQ(uopc("--ops " + path("bogus.so") + " list").code, 2);
+}
+
+// Issue 18: a case past any sensible size ends at once with a clear message (it used to grow to
+// 13 GB while shrinking); --trials 0 and a dilation of 0 are refused with one line.
+TEST_F(Uopc, HugeAndInvalidCasesAreRefused) {
+  auto start = std::chrono::steady_clock::now();
+  Result r = uopc(
+      "check conv2d --backend interp --shape x=1,5,5,3 --shape w=2,3,3,3 --param stride=1 "
+      "--param pad=1000000000000000 --param dilation=1");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("too large a case"), std::string::npos) << r.err;
+  r = uopc("check relu --trials 0");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("1 to 1000000000"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("e+308"), std::string::npos) << r.err;
+  r = uopc(
+      "check conv2d --backend interp --shape x=1,5,5,3 --shape w=2,3,3,3 --param stride=1 "
+      "--param pad=0 --param dilation=0");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("dilation must be at least 1, not 0"), std::string::npos) << r.err;
+  std::string x = tensor("x.npy", DType::f32, {1, 5, 5, 3}, {});
+  std::string w = tensor("w.npy", DType::f32, {2, 3, 3, 3}, {});
+  expect_user_error(
+      "run conv2d --in x=" + x + " --in w=" + w +
+          " --param stride=1 --param pad=0 --param dilation=-1 --out y=" + path("out.npy"),
+      "dilation must be at least 1, not -1");
 }
 
 TEST_F(Uopc, StatsJsonHasTheDocumentedSchema) {

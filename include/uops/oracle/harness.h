@@ -1,8 +1,11 @@
-// The randomized oracle harness (DESIGN.md 3.9). `check` runs an implementation of an op on
-// random valid cases and compares it with the canonical one (the interpreter on the op's
-// lowered uop program), which is itself held to the Eigen reference on every case. A failing
-// case is shrunk to a smaller one that still fails and reported with its seed, the worst
-// element and a one-line `uopc check` command that reproduces it.
+// The randomized oracle harness (DESIGN.md 3.9). `check` runs an implementation of an op (a
+// built-in one or one the user registered) on random valid cases and compares it with the
+// canonical one (the interpreter on the op's lowered uop program), which for the built-in ops is
+// itself held to the Eigen reference on every case. A failing case is shrunk to a smaller one
+// that still fails and reported with its seed, the worst element and a replay: a case string
+// that `oracle::replay` (or the UOPS_ORACLE_REPLAY environment variable) reruns on the user's
+// own implementation, plus a `uopc check` command when the implementation is a backend uopc runs.
+// A case too large to run (uops::LimitError) is not a failure: it is skipped.
 //
 //   auto report = oracle::check(find_op("conv2d"), my_conv, {.dtype = DType::f32});
 //   if (!report.passed) std::cerr << report.message();
@@ -27,9 +30,15 @@ struct CheckOptions {
   int trials = 50;
   uint64_t seed = 1;  // trial i runs the case of seed + i
   bool shrink = true;
-  bool against_eigen = true;       // also hold the canonical implementation to the Eigen reference
-  std::string backend = "interp";  // what the reproduction command names
-  std::optional<Case> only;        // run just this case instead of random ones
+  bool against_eigen = true;  // also hold the canonical implementation to the Eigen reference
+  // The implementation's name in the report. When it is a backend uopc runs ("interp", "c",
+  // "cuda") on the op's program, the report also gives a `uopc check` command; any other name
+  // (the default: a user's kernel) gets only the replay.
+  std::string backend;
+  int64_t max_elements = kCaseElements;  // per random case (see generator.h)
+  // Run just this case instead of random ones. Also set from UOPS_ORACLE_REPLAY when it holds a
+  // case of this op (see `replay`).
+  std::optional<Case> only;
   std::function<void(int done, int total)> progress;
 };
 
@@ -37,7 +46,9 @@ struct CheckReport {
   std::string op, backend;
   DType dtype = DType::f32;
   int cases = 0;
+  int skipped = 0;  // random cases too large to run (uops::LimitError)
   bool passed = true;
+  bool has_reference = false;  // whether the canonical one was held to an Eigen reference
   // Largest errors over the cases, in units of the tolerance: of the implementation against
   // the canonical one, and of the canonical one against Eigen.
   double worst_error = 0.0;
@@ -48,13 +59,21 @@ struct CheckReport {
   Case original, shrunk;
   Comparison mismatch;          // on `shrunk`
   std::string error;            // what the implementation threw, if it threw
-  std::string repro;            // uopc command line
+  std::string replay;           // case_text(shrunk)
+  std::string repro;            // uopc command line, empty when uopc cannot rerun it
   std::string message() const;  // all of the above, a few lines
 };
 
 // The interpreter on forward_program(op, dtype), prepared once.
 Implementation canonical(const OpDef& op, DType dtype);
 
+// Throws uops::Error for options that make no sense (trials < 1), or when the only case to run
+// is too large (uops::LimitError).
 CheckReport check(const OpDef& op, const Implementation& impl, const CheckOptions& options = {});
+
+// Reruns one case, given as a report's `replay` text, on `impl` (shrinking it further if it
+// fails). Throws uops::Error when the text is not a valid case of `op`.
+CheckReport replay(const OpDef& op, const Implementation& impl, const std::string& case_text,
+                   CheckOptions options = {});
 
 }  // namespace uops::oracle

@@ -9,6 +9,8 @@
 
 namespace uops::oracle {
 
+// Whether `op` (a built-in op's name) has a reference.
+bool has_reference(const std::string& op);
 // Throws uops::Error for an op without a reference.
 TensorMap reference(const std::string& op, const TensorMap& inputs, const ParamMap& params);
 
