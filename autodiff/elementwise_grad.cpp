@@ -1,7 +1,8 @@
 // Gradients of the elementwise uops: one block per operand, dx[i] += dy[i] * y'(x)[i].
 // Derivatives are written over the forward values x and y where that is cheaper (exp' = y).
 // max/min send a tie to the first operand, as `a >= b ? a : b` selects it; comparisons and
-// floor have no gradient; a ternary's condition gets none.
+// floor have no gradient; a ternary's condition gets none; a cast passes the gradient between
+// float types.
 #include "rules.h"
 #include "uops/error.h"
 
@@ -84,6 +85,12 @@ void unary_grad(GradContext& g, int n) {
   contribute(g, n, x, std::string("grad of ") + op_name(y.uop), [&](const std::vector<Index>& v) {
     return unary_derivative(y.uop, g.value(x, v), g.value(n, v), g.grad(n, v));
   });
+}
+
+// Between float types the gradient passes through (converted by the store); an i32 end has none.
+void cast_grad(GradContext& g, int n) {
+  contribute(g, n, g.node(n).operands[0], "grad of cast",
+             [&](const std::vector<Index>& v) { return g.grad(n, v); });
 }
 
 void binary_grad(GradContext& g, int n) {

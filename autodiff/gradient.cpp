@@ -17,7 +17,7 @@ using autodiff::GradContext;
 // Whether operand `slot` of `n` receives a gradient from it: exactly the edges the rules
 // contribute along.
 bool differentiable_edge(const Graph& g, const UopNode& n, int slot) {
-  if (!is_float(g.nodes()[n.operands[slot]].dtype)) return false;
+  if (!is_float(n.dtype) || !is_float(g.nodes()[n.operands[slot]].dtype)) return false;
   switch (n.kind) {
     case UopKind::unary:
       return n.uop != UnaryOp::floor;
@@ -54,7 +54,11 @@ void rule(GradContext& c, int n) {
     case UopKind::select:
       autodiff::select_grad(c, n);
       break;
+    case UopKind::cast:
+      autodiff::cast_grad(c, n);
+      break;
     case UopKind::input:
+    case UopKind::iota:
       break;
   }
 }

@@ -9,6 +9,7 @@ namespace uops::autodiff {
 
 void reindex_grad(GradContext& c, int n);
 void unary_grad(GradContext& c, int n);
+void cast_grad(GradContext& c, int n);
 void binary_grad(GradContext& c, int n);
 void ternary_grad(GradContext& c, int n);
 void reduce_grad(GradContext& c, int n);

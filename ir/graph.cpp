@@ -37,6 +37,10 @@ const char* uop_kind_name(UopKind k) {
       return "reduce";
     case UopKind::select:
       return "select";
+    case UopKind::iota:
+      return "iota";
+    case UopKind::cast:
+      return "cast";
   }
   return "?";
 }
@@ -122,13 +126,38 @@ Index Graph::resolve(const Index& parsed, const std::vector<int>& sources, const
   });
 }
 
+std::vector<int> Graph::source_ids(const std::vector<Node>& sources, const char* what) const {
+  std::vector<int> src;
+  for (Node s : sources) src.push_back(int(&checked(s, what) - nodes_.data()));
+  return src;
+}
+
+std::vector<Index> Graph::parse(const std::vector<std::string>& texts, const std::vector<int>& src,
+                                int rank, const std::string& what) {
+  ParseOptions opts;
+  opts.allow_loop_vars = rank >= 0;
+  opts.rank = rank;
+  opts.num_sources = int(src.size());
+  opts.params = &params_;
+  std::vector<Index> out;
+  std::vector<std::pair<Index, Index>> asserted;
+  for (auto& text : texts) {
+    ParsedIndex p = parse_index(text, opts);
+    out.push_back(resolve(p.expr, src, text, rank >= 0));
+    for (auto& [a, b] : p.equalities)
+      asserted.emplace_back(resolve(a, src, text, false), resolve(b, src, text, false));
+  }
+  for (auto& [a, b] : asserted)
+    assert_equal(a, b, what + ": asserted equal " + index_text(a) + " and " + index_text(b));
+  return out;
+}
+
 Node Graph::reindex(Node x, const std::vector<std::string>& shape,
                     const std::vector<std::string>& index, const std::vector<Node>& sources,
                     double fill) {
   const UopNode& in = checked(x, "reindex");
-  std::vector<int> src;
-  for (Node s : sources.empty() ? std::vector<Node>{x} : sources)
-    src.push_back(int(&checked(s, "reindex source") - nodes_.data()));
+  std::vector<int> src =
+      source_ids(sources.empty() ? std::vector<Node>{x} : sources, "reindex source");
   if (shape.size() > size_t(kMaxRank))
     throw Error("reindex: rank " + std::to_string(shape.size()) + " is above " +
                 std::to_string(kMaxRank));
@@ -140,33 +169,40 @@ Node Graph::reindex(Node x, const std::vector<std::string>& shape,
   n.dtype = in.dtype;
   n.operands = {x.id};
   n.fill = fill;
-  std::vector<std::pair<Index, Index>> asserted;
-  ParseOptions shape_opts;
-  shape_opts.allow_loop_vars = false;
-  shape_opts.num_sources = int(src.size());
-  shape_opts.params = &params_;
-  for (auto& text : shape) {
-    ParsedIndex p = parse_index(text, shape_opts);
-    n.shape.push_back(resolve(p.expr, src, text, false));
-    for (auto& [a, b] : p.equalities)
-      asserted.emplace_back(resolve(a, src, text, false), resolve(b, src, text, false));
-  }
-  ParseOptions index_opts = shape_opts;
-  index_opts.allow_loop_vars = true;
-  index_opts.rank = int(shape.size());
-  for (auto& text : index) {
-    ParsedIndex p = parse_index(text, index_opts);
-    n.index.push_back(resolve(p.expr, src, text, true));
-    for (auto& [a, b] : p.equalities)
-      asserted.emplace_back(resolve(a, src, text, false), resolve(b, src, text, false));
-  }
-  for (auto& [a, b] : asserted)
-    assert_equal(a, b, "reindex: asserted equal " + index_text(a) + " and " + index_text(b));
+  n.shape = parse(shape, src, -1, "reindex");
+  n.index = parse(index, src, int(shape.size()), "reindex");
+  return Node{add(std::move(n))};
+}
+
+Node Graph::iota(const std::vector<std::string>& shape, const std::string& value,
+                 const std::vector<Node>& sources, DType dtype) {
+  std::vector<int> src = source_ids(sources, "iota source");
+  if (shape.size() > size_t(kMaxRank))
+    throw Error("iota: rank " + std::to_string(shape.size()) + " is above " +
+                std::to_string(kMaxRank));
+  UopNode n;
+  n.kind = UopKind::iota;
+  n.dtype = dtype;
+  n.shape = parse(shape, src, -1, "iota");
+  n.index = parse({value}, src, int(shape.size()), "iota");
+  return Node{add(std::move(n))};
+}
+
+Node Graph::cast(Node x, DType dtype) {
+  const UopNode& in = checked(x, "cast");
+  if (in.dtype == dtype) return x;
+  UopNode n;
+  n.kind = UopKind::cast;
+  n.dtype = dtype;
+  n.shape = in.shape;
+  n.operands = {x.id};
   return Node{add(std::move(n))};
 }
 
 Node Graph::unary(UnaryOp op, Node x) {
   const UopNode& in = checked(x, "unary");
+  if (in.dtype == DType::i32 && op != UnaryOp::neg && op != UnaryOp::abs && op != UnaryOp::floor)
+    throw Error(std::string("unary ") + op_name(op) + ": needs a float input, not i32 (cast it)");
   UopNode n;
   n.kind = UopKind::unary;
   n.uop = op;
@@ -234,7 +270,8 @@ Node Graph::reduce(ReduceOp op, std::vector<int> axes, Node x) {
     if (i && axes[i] == axes[i - 1])
       throw Error(what + ": axis " + std::to_string(axes[i]) + " is given twice");
   }
-  if (is_arg_reduce(op) && in.dtype == DType::i32) throw Error(what + ": needs a float input");
+  if ((is_arg_reduce(op) || op == ReduceOp::mean) && in.dtype == DType::i32)
+    throw Error(what + ": needs a float input, not i32 (cast it)");
   UopNode n;
   n.kind = UopKind::reduce;
   n.rop = op;
@@ -283,6 +320,32 @@ Node Graph::fill(Node like, double value) {
     return reindex(reindex(like, {"1"}, {}), {}, {"-1"}, {}, value);
   }
   return reindex(like, shape, index, {like}, value);
+}
+
+Node Graph::squeeze(Node x, std::vector<int> axes) {
+  int rank = this->rank(x);
+  std::sort(axes.begin(), axes.end());
+  std::vector<std::string> shape, index;
+  for (int a = 0, k = 0; a < rank; ++a) {
+    bool dropped = std::binary_search(axes.begin(), axes.end(), a);
+    if (!dropped) shape.push_back("dA" + std::to_string(a));
+    index.push_back(dropped ? "0" : "i" + std::to_string(k++));
+  }
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= rank || (i && axes[i] == axes[i - 1]))
+      throw Error("squeeze: axis " + std::to_string(axes[i]) +
+                  " is out of range or given twice for rank " + std::to_string(rank));
+    assert_equal(node(x).shape[axes[i]], idx::constant(1),
+                 "squeeze: axis " + std::to_string(axes[i]) + " of " + shape_text(x));
+  }
+  return reindex(x, shape, index);
+}
+
+void Graph::assert_equal(const std::string& a, const std::string& b,
+                         const std::vector<Node>& sources) {
+  std::vector<Index> e =
+      parse({a, b}, source_ids(sources, "assert_equal source"), -1, "assert_equal");
+  assert_equal(e[0], e[1], "assert_equal: " + a + " and " + b);
 }
 
 void Graph::output(const std::string& name, Node x) {

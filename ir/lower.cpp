@@ -14,6 +14,7 @@ class Lowering {
   explicit Lowering(const Graph& g) : g_(g) {}
 
   Program run(std::vector<int>* tensor_of_node) {
+    if (g_.outputs().empty()) throw Error("lower: the graph has no outputs");
     p_.params = g_.params();
     const auto& nodes = g_.nodes();
     tensor_of_.assign(nodes.size(), -1);
@@ -128,17 +129,27 @@ class Lowering {
     }
     std::vector<Index> vars = elementwise_nest(b, n.shape);
     Value v;
+    auto at_vars = [&](const Index& e) {
+      return rewrite(map(e), [&](const Index& leaf) -> Index {
+        return leaf->kind == IndexKind::Var ? vars[leaf->value] : nullptr;
+      });
+    };
     switch (n.kind) {
       case UopKind::reindex: {
         std::vector<Index> at;
-        for (auto& e : n.index)
-          at.push_back(rewrite(map(e), [&](const Index& leaf) -> Index {
-            return leaf->kind == IndexKind::Var ? vars[leaf->value] : nullptr;
-          }));
+        for (auto& e : n.index) at.push_back(at_vars(e));
         v = val::load(tensor_of_[n.operands[0]], at, n.fill);
         b.origin = "reindex";
         break;
       }
+      case UopKind::iota:
+        v = val::index(at_vars(n.index[0]));
+        b.origin = "iota";
+        break;
+      case UopKind::cast:  // the store into the new dtype converts
+        v = load_all(n.operands[0], vars);
+        b.origin = std::string("cast to ") + dtype_name(n.dtype);
+        break;
       case UopKind::unary:
         v = val::unary(n.uop, load_all(n.operands[0], vars));
         b.origin = op_name(n.uop);

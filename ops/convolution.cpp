@@ -28,7 +28,7 @@ OpDef conv2d() {
                         {x, w});
     Node ws = g.reindex(w, shape, {"i3", "i4", "i5", "i6"}, {x, w});
     Node sum = g.reduce(ReduceOp::sum, {4, 5, 6}, g.binary(BinaryOp::mul, xs, ws));
-    g.output("y", drop_trailing(g, sum, 4));
+    g.output("y", g.squeeze(sum, {4, 5, 6}));
     return g;
   };
   d.example_shapes = {{"x", {2, 16, 16, 8}}, {"w", {16, 3, 3, 8}}};
@@ -61,7 +61,7 @@ OpDef depthwise_conv2d() {
         x, shape, {"i0", "i1 * $stride - $pad + i4", "i2 * $stride - $pad + i5", "i3"}, {x, w});
     Node ws = g.reindex(w, shape, {"i4", "i5", "i3"}, {x, w});
     Node sum = g.reduce(ReduceOp::sum, {4, 5}, g.binary(BinaryOp::mul, xs, ws));
-    g.output("y", drop_trailing(g, sum, 4));
+    g.output("y", g.squeeze(sum, {4, 5}));
     return g;
   };
   d.example_shapes = {{"x", {2, 32, 32, 16}}, {"w", {3, 3, 16}}};

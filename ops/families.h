@@ -1,5 +1,5 @@
 // The op families that make up the registry, each in its own file, appended in the order of
-// DESIGN.md section 4's table; plus the two helpers several families share.
+// DESIGN.md section 4's table; plus the helpers several families share.
 #pragma once
 
 #include <string>
@@ -21,17 +21,6 @@ void add_losses(std::vector<OpDef>& ops);
 // col [M,1] repeated along axis 1 to the shape of like [M,N].
 inline Node broadcast_rows(Graph& g, Node col, Node like) {
   return g.reindex(col, {"dA0", "dA1"}, {"i0", "0"}, {like});
-}
-
-// [d0, ..., 1, ...] -> rank-k tensor keeping the first k axes: drops trailing reduced axes.
-inline Node drop_trailing(Graph& g, Node x, int keep) {
-  std::vector<std::string> shape, index;
-  for (int a = 0; a < g.rank(x); ++a) {
-    std::string n = std::to_string(a);
-    if (a < keep) shape.push_back(std::string("dA").append(n));
-    index.push_back(a < keep ? std::string("i").append(n) : std::string("0"));
-  }
-  return g.reindex(x, shape, index);
 }
 
 // The reason a parameter is invalid when it is below `min`, else "".

@@ -16,7 +16,7 @@ OpDef matmul() {
     std::vector<std::string> mnk = {"dA0", "dB1", "dA1[=dB0]"};
     Node ab = g.binary(BinaryOp::mul, g.reindex(a, mnk, {"i0", "i2"}, {a, b}),
                        g.reindex(b, mnk, {"i2", "i1"}, {a, b}));
-    g.output("c", drop_trailing(g, g.reduce(ReduceOp::sum, {2}, ab), 2));
+    g.output("c", g.squeeze(g.reduce(ReduceOp::sum, {2}, ab), {2}));
     return g;
   };
   d.example_shapes = {{"a", {64, 64}}, {"b", {64, 64}}};
@@ -34,7 +34,7 @@ OpDef batched_matmul() {
     std::vector<std::string> bmnk = {"dA0[=dB0]", "dA1", "dB2", "dA2[=dB1]"};
     Node ab = g.binary(BinaryOp::mul, g.reindex(a, bmnk, {"i0", "i1", "i3"}, {a, b}),
                        g.reindex(b, bmnk, {"i0", "i3", "i2"}, {a, b}));
-    g.output("c", drop_trailing(g, g.reduce(ReduceOp::sum, {3}, ab), 3));
+    g.output("c", g.squeeze(g.reduce(ReduceOp::sum, {3}, ab), {3}));
     return g;
   };
   d.example_shapes = {{"a", {8, 32, 32}}, {"b", {8, 32, 32}}};
@@ -53,8 +53,7 @@ OpDef linear() {
     Node xw = g.binary(BinaryOp::mul, g.reindex(x, mnk, {"i0", "i2"}, {x, w}),
                        g.reindex(w, mnk, {"i1", "i2"}, {x, w}));
     Node bias = g.reindex(b, {"dA0", "dB0[=dC0]"}, {"i1"}, {x, w, b});
-    g.output("y",
-             g.binary(BinaryOp::add, drop_trailing(g, g.reduce(ReduceOp::sum, {2}, xw), 2), bias));
+    g.output("y", g.binary(BinaryOp::add, g.squeeze(g.reduce(ReduceOp::sum, {2}, xw), {2}), bias));
     return g;
   };
   d.example_shapes = {{"x", {64, 128}}, {"w", {32, 128}}, {"b", {32}}};

@@ -28,7 +28,7 @@ OpDef maxpool2d() {
     Node x = g.input("x", 4, t);
     // Padding reads -inf so it never wins.
     Node win = windows(g, x, "$pad", -std::numeric_limits<double>::infinity());
-    g.output("y", drop_trailing(g, g.reduce(ReduceOp::max, {4, 5}, win), 4));
+    g.output("y", g.squeeze(g.reduce(ReduceOp::max, {4, 5}, win), {4, 5}));
     return g;
   };
   d.example_shapes = {{"x", {2, 32, 32, 16}}};
@@ -57,7 +57,7 @@ OpDef avgpool2d() {
     Node x = g.input("x", 4, t);
     // No padding, so the mean of a window divides by k·k.
     Node win = windows(g, x, "0", 0.0);
-    g.output("y", drop_trailing(g, g.reduce(ReduceOp::mean, {4, 5}, win), 4));
+    g.output("y", g.squeeze(g.reduce(ReduceOp::mean, {4, 5}, win), {4, 5}));
     return g;
   };
   d.example_shapes = {{"x", {2, 32, 32, 16}}};

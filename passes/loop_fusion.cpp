@@ -122,7 +122,9 @@ class Fusion {
       if (min_a < max_b) return false;
       for (int k = 0; k <= max_b; ++k) {
         int var = host.loops[k].var;
-        bool pinned = false;
+        int64_t start, end;
+        bool pinned = is_const(host.loops[k].start, &start) && is_const(host.loops[k].end, &end) &&
+                      end - start <= 1;  // a single iteration orders nothing
         for (auto& e : *index) pinned |= pins_var(e, var);
         if (!pinned) return false;
       }

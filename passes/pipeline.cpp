@@ -64,6 +64,9 @@ Program optimize(Program p, const PipelineOptions& options) {
     if (which == "all" || which == name) dump << "// after " << name << "\n" << print(p);
   };
   run("dead_code");
+  // A load proven always outside its tensor reads only its fill: folded first, it no longer
+  // counts as a read of that tensor, which would block fusion (`fill(like)`, masks).
+  run("bounds_check");
   // Before substitution, which would recompute an expensive temporary at each read.
   run("storage_reuse");
   // Fusion enables substitution, and removing a temporary can enable more fusion.

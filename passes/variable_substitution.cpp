@@ -4,6 +4,7 @@
 
 #include "accesses.h"
 #include "range_prover.h"
+#include "uops/ir/scalar_semantics.h"
 
 namespace uops {
 
@@ -24,10 +25,21 @@ void carried_used(const Value& v, std::vector<int>& out) {
   carried_used(v->c, out);
 }
 
+// Whether storing `v` into temporary `t` and loading it back gives `v` unchanged: in the value
+// type, or in i32 for a comparison or an i32 load with an integer fill (masks, squeezed argmax
+// results).
+bool stored_exactly(const Program& p, int t, const Value& v) {
+  if (p.tensors[t].dtype == p.value_type()) return true;
+  if (p.tensors[t].dtype != DType::i32) return false;
+  return (v->kind == ValueKind::Binary && is_comparison(v->bop)) ||
+         (v->kind == ValueKind::Load && p.tensors[v->tensor].dtype == DType::i32 &&
+          v->fill == double(to_i32(v->fill)));
+}
+
 // Substitutes temporary `t` if every condition holds; returns whether it did.
 bool try_substitute(Program& p, int t) {
   const TensorInfo& info = p.tensors[t];
-  if (info.role != Role::temporary || info.dtype != p.value_type()) return false;
+  if (info.role != Role::temporary) return false;
   int wb = -1, wl = -1, ws = -1, writes = 0;
   for (size_t b = 0; b < p.blocks.size(); ++b)
     for (auto& a : passes::block_accesses(p.blocks[b]))
@@ -38,15 +50,20 @@ bool try_substitute(Program& p, int t) {
   if (writes != 1) return false;
   Loop& loop = p.blocks[wb].loops[wl];
   const Stmt& w = loop.stmts[ws];
-  if (w.kind != StmtKind::assign) return false;
-  int last_read = -1;
+  if (w.kind != StmtKind::assign || !stored_exactly(p, t, w.value)) return false;
+  int last_read = -1, read_count = 0, load_count = 0;
   for (size_t b = 0; b < p.blocks.size(); ++b)
     for (auto& a : passes::block_accesses(p.blocks[b])) {
       if (a.tensor != t || a.write) continue;
       if (int(b) != wb || a.loop != wl || a.stmt <= ws || !same_index(a.index, w.index))
         return false;
       last_read = std::max(last_read, a.stmt);
+      ++read_count;
     }
+  // Only loads are replaced: a Data leaf reading t (a gather's index) keeps it.
+  for (int s = ws + 1; s <= last_read; ++s)
+    for_each_load(loop.stmts[s].value, [&](const ValueNode& v) { load_count += v.tensor == t; });
+  if (load_count != read_count) return false;
   if (!passes::RangeProver(p, p.blocks[wb]).in_range(t, w.index)) return false;
   // Nothing between the write and the last read may change what the expression reads.
   std::vector<int> carried;
@@ -81,7 +98,7 @@ int size(const Value& v) {
 // no full-size temporary.
 void recompute_in_later_blocks(Program& p, int t) {
   const TensorInfo& info = p.tensors[t];
-  if (info.role != Role::temporary || info.dtype != p.value_type()) return;
+  if (info.role != Role::temporary) return;
   int wb = -1, writes = 0;
   for (size_t b = 0; b < p.blocks.size(); ++b)
     for (auto& a : passes::block_accesses(p.blocks[b]))
@@ -91,7 +108,7 @@ void recompute_in_later_blocks(Program& p, int t) {
   const Stmt* w = nullptr;
   for (auto& s : x.loops.back().stmts)
     if (s.kind == StmtKind::assign && s.tensor == t) w = &s;
-  if (!w || size(w->value) > 32) return;
+  if (!w || size(w->value) > 32 || !stored_exactly(p, t, w->value)) return;
   std::vector<int> carried;
   carried_used(w->value, carried);
   if (!carried.empty()) return;

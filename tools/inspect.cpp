@@ -189,6 +189,9 @@ int dot(const std::string& name, bool grad) {
     if (u.kind == UopKind::unary) label += std::string(" ") + op_name(u.uop);
     if (u.kind == UopKind::binary) label += std::string(" ") + op_name(u.bop);
     if (u.kind == UopKind::reduce) label += std::string(" ") + op_name(u.rop);
+    if (u.kind == UopKind::iota) label += " " + g.index_text(u.index[0]);
+    if (u.kind == UopKind::iota || u.kind == UopKind::cast)
+      label += std::string(" ") + dtype_name(u.dtype);
     label += "\\n" + g.shape_text(Node{int(n)});
     os << "    u" << n << " [shape=box, label=" << quote(label) << "];\n";
     for (int operand : u.operands) os << "    u" << operand << " -> u" << n << ";\n";

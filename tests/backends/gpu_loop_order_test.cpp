@@ -48,7 +48,8 @@ TEST(GpuLoopOrder, EveryOptimizedOpAndGradientKeepsItsResults) {
 
 TEST(GpuLoopOrder, RandomProgramsKeepTheirResults) {
   int moved = 0;
-  for (uint64_t seed = 0; seed < 1000; ++seed) {
+  // About one random program in 200 has a block to reorder.
+  for (uint64_t seed = 0; seed < 3000; ++seed) {
     RandomGraphOptions o;
     o.dtype = seed % 2 ? DType::f64 : DType::f32;
     RandomCase c = random_case(seed, o);

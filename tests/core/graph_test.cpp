@@ -125,7 +125,7 @@ TEST(Graph, WrongDtypes) {
   EXPECT_EQ(error_of([&] { g.select(0, x, x); }), "select: the index tensor must be i32, not f32");
   EXPECT_EQ(error_of([&] { g.select(0, x, d); }), "select: the index tensor must be i32, not f64");
   EXPECT_EQ(error_of([&] { g.reduce(ReduceOp::argmax, {0}, k); }),
-            "reduce argmax: needs a float input");
+            "reduce argmax: needs a float input, not i32 (cast it)");
 }
 
 TEST(Graph, SelectAndReduceArguments) {

@@ -41,8 +41,9 @@ TEST(RandomGraph, CoversTheUops) {
       if (t.dtype == DType::i32)
         for (int64_t i = 0; i < t.numel(); ++i) selects_out_of_range += t.get(i) < 0;
   }
-  for (UopKind k : {UopKind::input, UopKind::reindex, UopKind::unary, UopKind::binary,
-                    UopKind::ternary, UopKind::reduce, UopKind::select})
+  for (UopKind k :
+       {UopKind::input, UopKind::reindex, UopKind::unary, UopKind::binary, UopKind::ternary,
+        UopKind::reduce, UopKind::select, UopKind::iota, UopKind::cast})
     EXPECT_GT(kinds[k], 10) << uop_kind_name(k);
   EXPECT_GT(selects_out_of_range, 0);
   EXPECT_GT(params, 0);

@@ -111,12 +111,14 @@ class Generator {
 
   void step() {
     double r = real(0, 1);
-    if (r < 0.32) return reindex_step();
-    if (r < 0.5) return unary_step();
-    if (r < 0.72) return binary_step();
-    if (r < 0.85) return reduce_step();
-    if (r < 0.92) return ternary_step();
-    return select_step();
+    if (r < 0.22) return reindex_step();
+    if (r < 0.4) return unary_step();
+    if (r < 0.62) return binary_step();
+    if (r < 0.75) return reduce_step();
+    if (r < 0.82) return ternary_step();
+    if (r < 0.9) return select_step();
+    if (r < 0.95) return iota_step();
+    return cast_step();
   }
 
   bool fits(const std::vector<int64_t>& shape) const {
@@ -319,6 +321,55 @@ class Generator {
       return;
     }
     add(n, out, x.dtype, x.positive);
+  }
+
+  // An index-value tensor shaped like a float node: positions, sizes and parameters as values.
+  // An i32 one is cast back to float or gathers along an axis (some positions out of range).
+  void iota_step() {
+    const Info like = pick_float();
+    int rank = int(like.shape.size());
+    std::vector<std::string> shape;
+    for (int a = 0; a < rank; ++a) shape.push_back(str("dA", a));
+    std::string ik = str("i", rank ? uniform(0, rank - 1) : 0);
+    std::string ij = str("i", rank ? uniform(0, rank - 1) : 0);
+    std::string dj = str("dA", rank ? uniform(0, rank - 1) : 0);
+    std::vector<std::string> values = {"2", c_.params.count("p") ? "$p - 1" : "-3"};
+    if (rank)
+      values.insert(values.end(),
+                    {ik, dj, ik + " * 2 - " + ij + " + 1", "max(" + ik + " - " + ij + ", 0)",
+                     "(" + ik + " + 3) % " + dj, ik + " / 2 - 1"});
+    std::string value = pick(values);
+    bool i32 = chance(0.5);
+    Node n = c_.graph.iota(shape, value, {like.node}, i32 ? DType::i32 : o_.dtype);
+    ++made_;
+    if (!i32) {
+      add(n, like.shape, o_.dtype, false);
+      return;
+    }
+    add(n, like.shape, DType::i32, false);
+    if (o_.selects && rank && chance(0.5)) {
+      add(c_.graph.select(int(uniform(0, rank - 1)), like.node, n), like.shape, like.dtype, false);
+    } else {
+      add(c_.graph.cast(n, o_.dtype), like.shape, o_.dtype, false);
+    }
+    ++made_;
+  }
+
+  // Casts: an i32 node to float; a float through i32 (truncation) or the other float type and
+  // back. Smooth cases keep to the first, which has no jumps.
+  void cast_step() {
+    const Info x = pick(infos_);
+    if (x.dtype == DType::i32) {
+      add(c_.graph.cast(x.node, o_.dtype), x.shape, o_.dtype, false);
+      ++made_;
+      return;
+    }
+    if (o_.smooth) return;
+    DType via = chance(0.6) ? DType::i32 : o_.dtype == DType::f32 ? DType::f64 : DType::f32;
+    Node mid = c_.graph.cast(x.node, via);
+    if (via == DType::i32) add(mid, x.shape, via, false);
+    add(c_.graph.cast(mid, o_.dtype), x.shape, o_.dtype, false);
+    made_ += 2;
   }
 
   void select_step() {

@@ -3,8 +3,9 @@
 //
 // A case has 1-3 float inputs of rank 0-4 and small sizes, then a random mix of reindexes
 // (transposes, broadcasts, slices, shifts with padding and a fill value, flips, axis merges
-// with / and %), elementwise chains, reductions, ternaries and selects (i32 index inputs whose
-// values fall in and out of range), with tensors used several times and 1-3 outputs. The same
+// with / and %), elementwise chains, reductions, ternaries, selects (i32 index inputs whose
+// values fall in and out of range), index values (iota) and casts, with tensors used several
+// times and 1-3 outputs. The same
 // seed and options always give the same case.
 #pragma once
 

@@ -26,7 +26,7 @@ struct Node {
   int id = -1;
 };
 
-enum class UopKind { input, reindex, unary, binary, ternary, reduce, select };
+enum class UopKind { input, reindex, unary, binary, ternary, reduce, select, iota, cast };
 const char* uop_kind_name(UopKind k);
 
 struct UopNode {
@@ -35,14 +35,15 @@ struct UopNode {
   // Over Dim(input node id, axis) and parameters.
   std::vector<Index> shape;
   std::vector<int> operands;  // node ids: reindex x; unary x; binary x y; ternary c a b;
-                              // reduce x; select x index
+                              // reduce x; select x index; iota none; cast x
   std::string name;           // input: its name
   UnaryOp uop = UnaryOp::neg;
   BinaryOp bop = BinaryOp::add;
   ReduceOp rop = ReduceOp::sum;
   std::vector<int> axes;     // reduce: the reduced axes, ascending
   int axis = 0;              // select: the gathered axis
-  std::vector<Index> index;  // reindex: Var(N) is output axis N; sizes resolved like shapes
+  std::vector<Index> index;  // reindex: Var(N) is output axis N; sizes resolved like shapes;
+                             // iota: its one value expression
   double fill = 0.0;         // reindex
 };
 
@@ -55,15 +56,36 @@ class Graph {
   // empty means {x}.
   Node reindex(Node x, const std::vector<std::string>& shape, const std::vector<std::string>& index,
                const std::vector<Node>& sources = {}, double fill = 0.0);
+  // out[i] = value(i): an index expression over the output axes `iN`, the axis sizes of
+  // `sources` and the parameters, as a `dtype` tensor. Gives a size as a value (shape {"1"},
+  // value "dA1"), positions ("i1"), and masks by comparing two of them. No gradient.
+  Node iota(const std::vector<std::string>& shape, const std::string& value,
+            const std::vector<Node>& sources = {}, DType dtype = DType::i32);
+  // x converted to `dtype`: to i32 truncates toward zero (0 outside the i32 range, NaN
+  // included); i32 to a float is exact up to 2^24 in f32. The gradient through an i32 is zero.
+  // A cast to x's own dtype is x.
+  Node cast(Node x, DType dtype);
+  // exp, log, sqrt, rsqrt, recip, tanh, sigmoid, sin and cos need a float x.
   Node unary(UnaryOp op, Node x);
   Node binary(BinaryOp op, Node x, Node y);
   Node ternary(Node cond, Node a, Node b);
-  // Reduced axes keep size 1; argmax and argmin give i32.
+  // Reduced axes keep size 1 (squeeze drops them); argmax and argmin give i32 and need a float
+  // x, as mean does.
   Node reduce(ReduceOp op, std::vector<int> axes, Node x);
   // out[i] = x[i with `axis` replaced by index[i]]; out-of-range indices read 0.
   Node select(int axis, Node x, Node index);
   // A tensor shaped like `like` whose every element is `value` (a reindex that reads only fill).
   Node fill(Node like, double value);
+  // x without `axes`, each of which must have size 1: an error now when its size is a constant
+  // other than 1, else asserted when the program runs. A reindex.
+  Node squeeze(Node x, std::vector<int> axes);
+  // Asserts that two shape expressions (over the axis sizes of `sources` and the parameters)
+  // are equal: an error now when both are constants that differ, else checked when the program
+  // is bound to its inputs, before anything runs. E.g. assert_equal("dA1", "dB1 * $groups",
+  // {x, w}) for a grouped convolution.
+  void assert_equal(const std::string& a, const std::string& b,
+                    const std::vector<Node>& sources = {});
+  // A graph needs at least one output to be lowered.
   void output(const std::string& name, Node x);
 
   const std::vector<UopNode>& nodes() const { return nodes_; }
@@ -85,6 +107,11 @@ class Graph {
   void assert_equal(const Index& a, const Index& b, const std::string& context);
   Index resolve(const Index& parsed, const std::vector<int>& sources, const std::string& text,
                 bool allow_vars) const;
+  // Parses and resolves `texts` over `sources`: shape expressions when `rank` is -1, else index
+  // expressions over a rank-`rank` output. Records the equalities they assert (`dA1[=dB0]`).
+  std::vector<Index> parse(const std::vector<std::string>& texts, const std::vector<int>& sources,
+                           int rank, const std::string& what);
+  std::vector<int> source_ids(const std::vector<Node>& sources, const char* what) const;
 
   std::vector<UopNode> nodes_;
   std::vector<std::pair<std::string, int>> outputs_;

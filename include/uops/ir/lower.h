@@ -1,9 +1,9 @@
 // Lowering: each uop of a graph emits one loop block (DESIGN.md 3.4), in graph order.
 //
-// Every non-input node gets a tensor: outputs take their output names, the rest are temporaries
-// named t<node>. Axis sizes asserted equal are unified (the later one is written as the earlier
-// one everywhere) so that passes see equal ranges as equal expressions; the assertions stay in
-// the program and are checked when it runs.
+// A graph without outputs is an error. Every non-input node gets a tensor: outputs take their
+// output names, the rest are temporaries named t<node>. Axis sizes asserted equal are unified (the
+// later one is written as the earlier one everywhere) so that passes see equal ranges as equal
+// expressions; the assertions stay in the program and are checked when it runs.
 #pragma once
 
 #include <vector>

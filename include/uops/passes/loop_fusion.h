@@ -6,9 +6,9 @@
 //
 // The data check: every tensor that one block writes and the other reads or writes must be
 // accessed by both at exactly the same index under the pairing; that index must pin (as ±v plus
-// a loop-invariant term in some axis) every loop variable down to the shallower of two
-// conflicting statements, and A's statement must sit at least as deep as B's, so that each
-// element is produced before it is consumed exactly as in the unfused program.
+// a loop-invariant term in some axis) every loop variable but one of a single iteration down to
+// the shallower of two conflicting statements, and A's statement must sit at least as deep as
+// B's, so that each element is produced before it is consumed exactly as in the unfused program.
 //
 // Blocks in between: merge left (B joins A's place) when B reads nothing written in between and
 // writes nothing read or written there; else merge right (A joins B's place) when nothing in
