@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "backends/c/c_compiler.h"
 #include "backends/compare.h"
 #include "uops/passes/pipeline.h"
 #include "uops/uops.h"
@@ -67,6 +70,58 @@ TEST(CBackend, EmitsReadableSource) {
             std::string::npos);
   EXPECT_NE(src.find("for (int64_t v0 = 0; v0 < a_n0; ++v0)"), std::string::npos) << src;
   EXPECT_EQ(src.find("#include <stdio.h>"), std::string::npos);
+}
+
+// run_into writes into the caller's tensors when they fit (the same buffer, no allocation) and
+// replaces those that do not; zeroed outputs are zeroed again on reuse.
+TEST(CBackend, RunIntoReusesCallerOutputs) {
+  Program p = optimize(lower(matmul_graph()));
+  auto exe = compile_c(p);
+  TensorMap in = testing::random_inputs(p, {{"a", {5, 7}}, {"b", {7, 3}}}, 3);
+  TensorMap want = interpret(p, in);
+  TensorMap out = {{"c", Tensor(DType::f32, {5, 3})}, {"other", Tensor(DType::i32, {2})}};
+  const unsigned char* buffer = out["c"].bytes.data();
+  for (int round = 0; round < 2; ++round) {
+    exe->run_into(in, out);
+    EXPECT_EQ(out["c"].bytes.data(), buffer);
+    EXPECT_TRUE(testing::same_outputs(want, {{"c", out["c"]}}, 1e-4));
+  }
+  EXPECT_EQ(out["other"].shape, std::vector<int64_t>{2});
+  TensorMap wrong = {{"c", Tensor(DType::f32, {3, 5})}};
+  exe->run_into(in, wrong);
+  EXPECT_EQ(wrong["c"].shape, (std::vector<int64_t>{5, 3}));
+  EXPECT_TRUE(testing::same_outputs(want, wrong, 1e-4));
+  TensorMap empty;
+  EXPECT_THROW(exe->run_into({{"a", in["a"]}}, empty), Error);
+  EXPECT_TRUE(empty.empty());
+}
+
+// Kernels are compiled for the host by default, for the compiler's default target on request;
+// fused multiply-adds only when reassociating, so the exact mode stays bit for bit.
+TEST(CBackend, TargetAndContractionFlags) {
+  auto cc = cgen::compiler_info("");
+  auto has = [](const std::vector<std::string>& flags, const std::string& f) {
+    return std::find(flags.begin(), flags.end(), f) != flags.end();
+  };
+  CCompileOptions native, portable, exact;
+  portable.target = "";
+  exact.reassociate = false;
+  auto flags = cgen::compile_flags(cc, native);
+  EXPECT_TRUE(has(flags, "-ffp-contract=fast"));
+#if defined(__x86_64__)
+  EXPECT_TRUE(has(flags, "-march=native"));
+#endif
+  for (auto& f : cgen::compile_flags(cc, portable)) EXPECT_EQ(f.find("-march"), 0u + f.npos);
+  EXPECT_TRUE(has(cgen::compile_flags(cc, exact), "-ffp-contract=off"));
+  Program p = optimize(lower(matmul_graph()));
+  TensorMap in = testing::random_inputs(p, {{"a", {9, 300}}, {"b", {300, 17}}}, 8);
+  TensorMap want = interpret(p, in);
+  exact.target = "";
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(p, exact)->run(in)));
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(p, portable)->run(in), 1e-4));
+  CCompileOptions bogus;
+  bogus.target = "no-such-cpu";
+  EXPECT_THROW(compile_c(p, bogus), Error);
 }
 
 }  // namespace
