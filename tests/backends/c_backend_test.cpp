@@ -6,6 +6,7 @@
 
 #include "backends/c/c_compiler.h"
 #include "backends/compare.h"
+#include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
 #include "uops/uops.h"
 
@@ -70,6 +71,29 @@ TEST(CBackend, EmitsReadableSource) {
             std::string::npos);
   EXPECT_NE(src.find("for (int64_t v0 = 0; v0 < a_n0; ++v0)"), std::string::npos) << src;
   EXPECT_EQ(src.find("#include <stdio.h>"), std::string::npos);
+}
+
+// softmax's three row passes share one loop over rows, each row re-read from L1; bit for bit
+// without reassociation. A block reading another's output transposed keeps its own loop.
+TEST(CBackend, RowLocalBlocksShareTheirOuterLoop) {
+  const std::string shared = "share their outer loop";
+  Program softmax = optimize(forward_program(find_op("softmax"), DType::f32));
+  CCompileOptions exact;
+  exact.reassociate = false;
+  EXPECT_NE(emit_c(softmax).find("blocks 0 to 2 " + shared), std::string::npos) << emit_c(softmax);
+  TensorMap in = testing::random_inputs(softmax, {{"x", {37, 300}}}, 4);
+  TensorMap want = interpret(softmax, in);
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(softmax, exact)->run(in)));
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(softmax)->run(in), 1e-5));
+
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  Node e = g.unary(UnaryOp::exp, x);
+  g.output("z", g.binary(BinaryOp::add, g.reindex(e, {"dA1", "dA0"}, {"i1", "i0"}, {x}), e));
+  Program p = lower(g);
+  EXPECT_EQ(emit_c(p).find(shared), std::string::npos) << emit_c(p);
+  in = testing::random_inputs(p, {{"x", {9, 9}}}, 5);
+  EXPECT_TRUE(testing::same_outputs(interpret(p, in), compile_c(p, exact)->run(in)));
 }
 
 // run_into writes into the caller's tensors when they fit (the same buffer, no allocation) and
