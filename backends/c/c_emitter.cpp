@@ -5,6 +5,7 @@
 #include "backends/codegen/kernel_writer.h"
 #include "backends/codegen/parallel.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/passes/reduction_tiling.h"
 
 namespace uops::cgen {
 
@@ -166,8 +167,9 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
   return head + parallel_pragma(work, 1, nest.find("&err") != std::string::npos) + nest;
 }
 
-std::string function(const Program& p, const std::string& entry, bool reassociate,
+std::string function(const Program& original, const std::string& entry, bool reassociate,
                      std::set<std::string>& helpers) {
+  const Program p = tile_reductions(original, 64);
   KernelWriter w(p, codegen::Dialect::c);
   w.reciprocal_division = reassociate;
   std::string body;

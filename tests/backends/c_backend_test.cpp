@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "backends/c/c_compiler.h"
 #include "backends/compare.h"
+#include "backends/programs.h"
+#include "uops/ir/printer.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
+#include "uops/passes/reduction_tiling.h"
 #include "uops/uops.h"
 
 namespace uops {
@@ -74,7 +78,7 @@ TEST(CBackend, EmitsReadableSource) {
 }
 
 // softmax's three row passes share one loop over rows, each row re-read from L1; bit for bit
-// without reassociation. A block reading another's output transposed keeps its own loop.
+// without reassociation. A block reading another's output transposed does not join it.
 TEST(CBackend, RowLocalBlocksShareTheirOuterLoop) {
   const std::string shared = "share their outer loop";
   Program softmax = optimize(forward_program(find_op("softmax"), DType::f32));
@@ -91,9 +95,39 @@ TEST(CBackend, RowLocalBlocksShareTheirOuterLoop) {
   Node e = g.unary(UnaryOp::exp, x);
   g.output("z", g.binary(BinaryOp::add, g.reindex(e, {"dA1", "dA0"}, {"i1", "i0"}, {x}), e));
   Program p = lower(g);
-  EXPECT_EQ(emit_c(p).find(shared), std::string::npos) << emit_c(p);
+  EXPECT_EQ(emit_c(p).find("blocks 0 to"), std::string::npos) << emit_c(p);
   in = testing::random_inputs(p, {{"x", {9, 9}}}, 5);
   EXPECT_TRUE(testing::same_outputs(interpret(p, in), compile_c(p, exact)->run(in)));
+}
+
+// Contractions and their gradients with tiled reductions (tiles of 2, so several per loop): bit
+// for bit without reassociation.
+TEST(CBackend, TiledContractionsAndGradientsMatchExactly) {
+  std::vector<testing::OpCase> cases = testing::op_cases();
+  std::vector<const testing::OpCase*> chosen;
+  std::vector<Program> programs;
+  for (auto& c : cases) {
+    std::string op = c.label.substr(0, c.label.find(' '));
+    if (c.label.find("optimized") == std::string::npos ||
+        !std::set<std::string>{"matmul", "batched_matmul", "linear", "conv2d", "depthwise_conv2d"}
+             .count(op))
+      continue;
+    Program t = tile_reductions(c.program, 2);
+    if (print(t) == print(c.program)) continue;
+    chosen.push_back(&c);
+    programs.push_back(std::move(t));
+  }
+  EXPECT_GE(chosen.size(), 4u);
+  CCompileOptions exact;
+  exact.reassociate = false;
+  exact.extra_flags = {"-O1"};
+  auto exes = compile_c_batch(programs, exact);
+  for (size_t i = 0; i < chosen.size(); ++i)
+    EXPECT_TRUE(
+        testing::same_outputs(interpret(chosen[i]->program, chosen[i]->inputs, chosen[i]->params),
+                              exes[i]->run(chosen[i]->inputs, chosen[i]->params)))
+        << chosen[i]->label << "\n"
+        << print(programs[i]);
 }
 
 // run_into writes into the caller's tensors when they fit (the same buffer, no allocation) and
