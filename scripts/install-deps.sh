@@ -8,6 +8,7 @@ packages=(
   cmake ninja-build g++ clang clang-format git
   libgtest-dev libgmock-dev libbenchmark-dev
   libeigen3-dev libcli11-dev nlohmann-json3-dev
+  libopenblas-dev libdnnl-dev  # bench_backends peers only (optional in CMake)
   libomp-14-dev libclang-rt-14-dev
   libtbb-dev
 )

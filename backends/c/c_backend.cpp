@@ -25,28 +25,41 @@ class CKernel : public Executable {
       : p_(std::move(p)), zero_(codegen::needs_zero_fill(p_)), fn_(fn), threads_(threads) {}
 
   TensorMap run(const TensorMap& inputs, const ParamMap& params) const override {
+    TensorMap out;
+    run_into(inputs, out, params);
+    return out;
+  }
+  void run_into(const TensorMap& inputs, TensorMap& outputs,
+                const ParamMap& params) const override {
     Binding b = bind(p_, inputs, params);
-    std::vector<Tensor> owned(p_.tensors.size());
+    std::vector<Tensor> temporaries(p_.tensors.size());
     std::vector<void*> pointers;
     std::vector<int64_t> sizes;
     for (size_t t = 0; t < p_.tensors.size(); ++t) {
       const TensorInfo& info = p_.tensors[t];
+      sizes.insert(sizes.end(), b.shapes[t].begin(), b.shapes[t].end());
       if (info.role == Role::input) {
         pointers.push_back(const_cast<unsigned char*>(inputs.at(info.name).bytes.data()));
-      } else {
-        owned[t] = zero_[t] ? Tensor(info.dtype, b.shapes[t])
-                            : Tensor::uninitialized(info.dtype, b.shapes[t]);
-        pointers.push_back(owned[t].bytes.data());
+        continue;
       }
-      sizes.insert(sizes.end(), b.shapes[t].begin(), b.shapes[t].end());
+      Tensor* dst = &temporaries[t];
+      if (info.role == Role::output) {
+        dst = &outputs[info.name];
+        if (dst->dtype == info.dtype && dst->shape == b.shapes[t] &&
+            int64_t(dst->bytes.size()) == dst->numel() * int64_t(dtype_size(info.dtype))) {
+          if (zero_[t]) std::fill(dst->bytes.begin(), dst->bytes.end(), 0);
+          pointers.push_back(dst->bytes.data());
+          continue;
+        }
+      }
+      *dst = zero_[t] ? Tensor(info.dtype, b.shapes[t])
+                      : Tensor::uninitialized(info.dtype, b.shapes[t]);
+      pointers.push_back(dst->bytes.data());
     }
     std::vector<int64_t> values;
     for (auto& name : p_.params) values.push_back(b.params.at(name));
     if (int rc = fn_(pointers.data(), sizes.data(), values.data(), threads_))
       throw Error(codegen::kernel_error_message(rc));
-    TensorMap out;
-    for (int t : p_.outputs()) out[p_.tensors[t].name] = std::move(owned[t]);
-    return out;
   }
   std::string backend() const override { return "c"; }
   const Program& program() const override { return p_; }

@@ -5,6 +5,7 @@
 #include "backends/codegen/kernel_writer.h"
 #include "backends/codegen/parallel.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/passes/reduction_tiling.h"
 
 namespace uops::cgen {
 
@@ -125,12 +126,85 @@ std::string simd_reduction(const Block& b, size_t k) {
   return clauses;
 }
 
-std::string function(const Program& p, const std::string& entry, bool reassociate,
+// The end of the run of blocks from `first` that share their outer loop (see
+// codegen::share_outer_loop), each with that loop as its parallel one; first + 1 when none do.
+size_t row_local_end(const Program& p, size_t first) {
+  std::vector<const Block*> run;
+  size_t end = first;
+  for (; end < p.blocks.size(); ++end) {
+    ParallelLoop pl = choose_parallel(p, p.blocks[end]);
+    run.push_back(&p.blocks[end]);
+    if (pl.depth != 0 || pl.collapse == 0 || !codegen::share_outer_loop(run)) break;
+  }
+  return std::max(end, first + 1);
+}
+
+// Blocks [first, end) under one outer loop: per iteration, each block's carried scalars, inner
+// loops and outer statements in turn, its outer variable an alias of the shared one.
+template <typename Simd, typename Pragma, typename Work>
+std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& w, Simd& simd,
+                      Pragma& parallel_pragma, Work& work_from) {
+  const Loop& outer = p.blocks[first].loops[0];
+  std::string v = codegen::Names::var(outer.var);
+  std::string nest = "  for (int64_t " + v + " = " + w.index(outer.start) + "; " + v + " < " +
+                     w.index(outer.end) + "; ++" + v + ") {\n";
+  Index work = idx::constant(0);
+  for (size_t bi = first; bi < end; ++bi) {
+    const Block& b = p.blocks[bi];
+    work = idx::add(work, work_from(b, 0));
+    nest += "    /* block " + std::to_string(bi) + ": " + b.origin + " */\n    {\n";
+    std::string alias = codegen::Names::var(b.loops[0].var);
+    if (alias != v)
+      nest += "      const int64_t " + alias + " = " + v + ";\n      (void)" + alias + ";\n";
+    w.declare_carried(b, b.loops[0], 3, nest);
+    w.loop(b, 1, 3, nest, [&](size_t k, int indent, std::string& out) { simd(b, k, indent, out); });
+    w.statements(b, b.loops[0], 3, nest);
+    nest += "    }\n";
+  }
+  nest += "  }\n";
+  std::string head = "\n  /* blocks " + std::to_string(first) + " to " + std::to_string(end - 1) +
+                     " share their outer loop (row-local) */\n";
+  return head + parallel_pragma(work, 1, nest.find("&err") != std::string::npos) + nest;
+}
+
+std::string function(const Program& original, const std::string& entry, bool reassociate,
                      std::set<std::string>& helpers) {
+  const Program p = tile_reductions(original, 64);
   KernelWriter w(p, codegen::Dialect::c);
+  w.reciprocal_division = reassociate;
   std::string body;
   bool any_parallel = false;
-  for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
+  auto simd = [&](const Block& b, size_t k, int indent, std::string& out) {
+    std::string clauses = reassociate ? simd_reduction(b, k) : "";
+    if (!clauses.empty())
+      out += "#ifdef _OPENMP\n" + pad(indent) + "#pragma omp simd" + clauses + "\n#endif\n";
+  };
+  // The pragma for a loop running `work` iterations in all, or none below the threshold.
+  auto parallel_pragma = [&](const Index& work, int collapse, bool err) {
+    std::string clauses = collapse == 2 ? " collapse(2)" : "";
+    clauses += " schedule(static) num_threads(threads)";
+    int64_t c = 0;
+    if (is_const(work, &c) && c < kParallelThreshold) return std::string();
+    if (!is_const(work, &c))
+      clauses += " if(" + w.index(work) + " >= " + std::to_string(kParallelThreshold) + ")";
+    if (err) clauses += " reduction(|:err)";
+    any_parallel = true;
+    return "#ifdef _OPENMP\n#pragma omp parallel for" + clauses + "\n#endif\n";
+  };
+  auto work_from = [](const Block& b, size_t depth) {
+    Index work = idx::constant(1);
+    for (size_t k = depth; k < b.loops.size(); ++k)
+      if (!bounds_use_vars(b.loops[k]))
+        work = idx::mul(work, idx::sub(b.loops[k].end, b.loops[k].start));
+    return work;
+  };
+  for (size_t bi = 0; bi < p.blocks.size();) {
+    size_t end = row_local_end(p, bi);
+    if (end > bi + 1) {
+      body += row_local(p, bi, end, w, simd, parallel_pragma, work_from);
+      bi = end;
+      continue;
+    }
     const Block& b = p.blocks[bi];
     body += "\n  /* block " + std::to_string(bi) + ": " + b.origin + " */\n";
     ParallelLoop pl = choose_parallel(p, b);
@@ -138,32 +212,18 @@ std::string function(const Program& p, const std::string& entry, bool reassociat
     // The pragma is written after the nest, once we know whether it reports errors.
     std::string marker = "@@PRAGMA@@\n";
     w.loop(b, 0, 1, nest, [&](size_t k, int indent, std::string& out) {
-      if (pl.collapse && k == pl.depth) {
+      if (pl.collapse && k == pl.depth)
         out += marker;
-        return;
-      }
-      std::string simd = reassociate ? simd_reduction(b, k) : "";
-      if (!simd.empty())
-        out += "#ifdef _OPENMP\n" + pad(indent) + "#pragma omp simd" + simd + "\n#endif\n";
+      else
+        simd(b, k, indent, out);
     });
     if (pl.collapse) {
-      Index work = idx::constant(1);
-      for (size_t k = pl.depth; k < b.loops.size(); ++k)
-        if (!bounds_use_vars(b.loops[k]))
-          work = idx::mul(work, idx::sub(b.loops[k].end, b.loops[k].start));
-      bool err_here = nest.find("&err") != std::string::npos;
-      std::string clauses = pl.collapse == 2 ? " collapse(2)" : "";
-      clauses += " schedule(static) num_threads(threads)";
-      int64_t c = 0;
-      if (!is_const(work, &c))
-        clauses += " if(" + w.index(work) + " >= " + std::to_string(kParallelThreshold) + ")";
-      if (err_here) clauses += " reduction(|:err)";
-      std::string pragma = "#ifdef _OPENMP\n#pragma omp parallel for" + clauses + "\n#endif\n";
-      if (is_const(work, &c) && c < kParallelThreshold) pragma.clear();
-      any_parallel |= !pragma.empty();
+      std::string pragma = parallel_pragma(work_from(b, pl.depth), pl.collapse,
+                                           nest.find("&err") != std::string::npos);
       nest.replace(nest.find(marker), marker.size(), pragma);
     }
     body += nest;
+    ++bi;
   }
 
   std::string decl;

@@ -271,6 +271,8 @@ std::string KernelWriter::print_value(const Value& v, int min_prec) {
                                                   : " / ";
         std::string b = print_value(v->b, prec + 1);
         if (b[0] == '-') b = "(" + b + ")";
+        if (op == BinaryOp::div && reciprocal_division)
+          b = "(" + literal(1) + " / " + b + ")", infix = " * ";
         s = print_value(v->a, prec) + infix + b;
       } else if (op == BinaryOp::pow) {
         s = math("pow") + "(" + print_value(v->a, 1) + ", " + print_value(v->b, 1) + ")";

@@ -36,6 +36,10 @@ class KernelWriter {
   const char* scalar() const;  // the value type: "float" or "double"
   static const char* element_type(DType t);
 
+  // Floating-point x / y prints as x * (1 / y), so a divisor invariant in a loop is divided
+  // once (C's reassociating mode: rounding differs in the last bit).
+  bool reciprocal_division = false;
+
   std::string index(const Index& e);
   std::string value(const Value& v);
   // Row-major element offset of `index` in tensor t, and the test that it lies inside.

@@ -123,6 +123,28 @@ std::vector<LoopParallelism> loop_parallelism(const Program&, const Block& b) {
   return out;
 }
 
+bool share_outer_loop(const std::vector<const Block*>& blocks) {
+  const Loop& first = blocks.front()->loops.front();
+  if (uses_data(first.start) || uses_data(first.end)) return false;
+  // Every block's outer variable renamed to one that no loop has.
+  const int shared = -1;
+  AccessMap all;
+  for (const Block* b : blocks) {
+    const Loop& l = b->loops.front();
+    if (b->loops.size() < 2 || !equal(l.start, first.start) || !equal(l.end, first.end))
+      return false;
+    for (auto& [t, as] : region_accesses(*b, 0))
+      for (auto a : as) {
+        for (auto& e : a.index)
+          if (e->kind == IndexKind::Var && e->value == l.var) e = idx::var(shared);
+        all[t].push_back(std::move(a));
+      }
+  }
+  for (auto& [t, as] : all)
+    if (written(as) && !split_by(as, shared)) return false;
+  return true;
+}
+
 std::set<int> colliding_tensors(const Program&, const Block& b, int depth) {
   std::set<int> out;
   for (auto& [t, as] : region_accesses(b, 0)) {

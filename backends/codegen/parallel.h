@@ -25,6 +25,14 @@ struct LoopParallelism {
 
 std::vector<LoopParallelism> loop_parallelism(const Program& p, const Block& b);
 
+// Whether blocks (in program order) can run their outer loops as one, each block's inner loops in
+// turn per iteration (row-local: softmax reads a row from memory once and re-reads it from L1).
+// They can when they have inner loops and the same outer range, free of data, and every tensor
+// any of them writes is accessed, by all of them, at exactly their outer variable on one common
+// axis: then iteration i of each block touches only elements whose axis holds i, the iterations
+// are independent (the loop may also run in parallel), and for each i the blocks keep their order.
+bool share_outer_loop(const std::vector<const Block*>& blocks);
+
 // Tensors whose accumulations may collide when loops [0, depth) all run concurrently.
 std::set<int> colliding_tensors(const Program& p, const Block& b, int depth);
 

@@ -1,15 +1,22 @@
-// Generated C against Eigen on the workloads of the brief, single-threaded and on every core,
-// plus compile latency (cold and cache hit) and interpreter against C. Each C benchmark times
-// Eigen on the same inputs first and reports `C/Eigen`, Eigen's time over C's (above 1: C is
-// faster). Runs with OMP_WAIT_POLICY=passive unless it is set (see main).
+// Generated C (make_backend("c")'s default options but the thread count) against peers on the
+// same inputs, at 1 thread and on every core: Eigen; OpenBLAS (cblas_sgemm) and oneDNN
+// primitives where the build found them (UOPS_BENCH_OPENBLAS, UOPS_BENCH_ONEDNN); and a copy
+// bound, a memcpy moving as many bytes as the workload's inputs and outputs together. Each
+// benchmark iteration times uops and every peer once, interleaved; the counters are medians
+// over the iterations of `C/<peer>`, the peer's time over uops' `run()` time (above 1: uops is
+// faster). Plus compile latency (cold and cache hit) and interpreter against C. Runs with
+// OMP_WAIT_POLICY=passive unless it is set (see main).
 #include <benchmark/benchmark.h>
 #include <omp.h>
 #include <unistd.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -17,6 +24,13 @@
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
 #include "uops/uops.h"
+
+#ifdef UOPS_BENCH_OPENBLAS
+#include <cblas.h>
+#endif
+#ifdef UOPS_BENCH_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
 
 namespace uops {
 namespace {
@@ -37,6 +51,8 @@ int threads_for(int arg) {
   return arg == 0 ? int(std::thread::hardware_concurrency()) : arg;
 }
 
+constexpr double kSampleSeconds = 0.1;
+
 template <typename F>
 double seconds_per_run(F&& f) {
   f();
@@ -47,7 +63,7 @@ double seconds_per_run(F&& f) {
     f();
     ++reps;
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  } while (elapsed < 0.3);
+  } while (elapsed < kSampleSeconds);
   return elapsed / reps;
 }
 
@@ -55,8 +71,56 @@ struct Workload {
   Program program;
   TensorMap inputs;
   ParamMap params;
-  std::function<void()> eigen;  // writes into buffers it owns
+  std::function<void()> eigen;                                       // writes into buffers it owns
+  std::vector<std::pair<std::string, std::function<void()>>> peers;  // OpenBLAS, oneDNN
+  int64_t output_bytes = 0;                                          // for the copy bound
 };
+
+// im2col of an NHWC input for a KxK, stride 1, pad K/2 convolution: one row per output pixel.
+void im2col(const float* x, float* cols, int64_t N, int64_t H, int64_t W, int64_t C, int64_t K) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t x0 = 0; x0 < W; ++x0) {
+        float* row = cols + ((n * H + h) * W + x0) * K * K * C;
+        for (int64_t kh = 0; kh < K; ++kh)
+          for (int64_t kw = 0; kw < K; ++kw) {
+            int64_t ih = h + kh - K / 2, iw = x0 + kw - K / 2;
+            float* dst = row + (kh * K + kw) * C;
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+              std::fill(dst, dst + C, 0.0f);
+            else
+              std::copy_n(x + ((n * H + ih) * W + iw) * C, C, dst);
+          }
+      }
+}
+
+#ifdef UOPS_BENCH_ONEDNN
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+// One primitive with its arguments, run on its own stream; `wait` makes the timing synchronous.
+struct Dnnl {
+  static dnnl::engine& engine() {
+    static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+    return e;
+  }
+  std::shared_ptr<dnnl::primitive> prim;
+  std::unordered_map<int, memory> args;
+  std::function<void()> runner() const {
+    auto p = prim;
+    auto a = args;
+    return [p, a] {
+      dnnl::stream s(engine());
+      p->execute(s, a);
+      s.wait();
+    };
+  }
+};
+
+memory dnnl_memory(const memory::dims& dims, Tag tag, void* data) {
+  return memory({dims, memory::data_type::f32, tag}, Dnnl::engine(), data);
+}
+#endif
 
 Workload elementwise() {
   Graph g;
@@ -76,6 +140,7 @@ Workload elementwise() {
     *out = (t * t).max(x);
     benchmark::DoNotOptimize(out->data());
   };
+  w.output_bytes = n * 4;
   return w;
 }
 
@@ -94,6 +159,17 @@ Workload softmax() {
     out->array().colwise() /= s.array();
     benchmark::DoNotOptimize(out->data());
   };
+  w.output_bytes = m * n * 4;
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto md = dnnl_memory({m, n}, Tag::ab, const_cast<float*>(xp));
+    auto dst = dnnl_memory({m, n}, Tag::ab, out->data());
+    dnnl::softmax_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, md.get_desc(), 1},
+                                             Dnnl::engine());
+    Dnnl d{std::make_shared<dnnl::softmax_forward>(pd), {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, dst}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+  }
+#endif
   return w;
 }
 
@@ -119,6 +195,25 @@ Workload layernorm() {
     out->array().rowwise() += beta.array();
     benchmark::DoNotOptimize(out->data());
   };
+  w.output_bytes = m * n * 4;
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto src = dnnl_memory({m, n}, Tag::ab, const_cast<float*>(xp));
+    auto dst = dnnl_memory({m, n}, Tag::ab, out->data());
+    auto scale = dnnl_memory({n}, Tag::a, const_cast<float*>(gp));
+    auto shift = dnnl_memory({n}, Tag::a, const_cast<float*>(bp));
+    dnnl::layer_normalization_forward::primitive_desc pd(
+        {dnnl::prop_kind::forward_inference, src.get_desc(), 1e-5f,
+         dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift},
+        Dnnl::engine());
+    Dnnl d{std::make_shared<dnnl::layer_normalization_forward>(pd),
+           {{DNNL_ARG_SRC, src},
+            {DNNL_ARG_DST, dst},
+            {DNNL_ARG_SCALE, scale},
+            {DNNL_ARG_SHIFT, shift}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+  }
+#endif
   return w;
 }
 
@@ -134,6 +229,24 @@ Workload matmul() {
     out->noalias() = ConstMap(ap, n, n) * ConstMap(bp, n, n);
     benchmark::DoNotOptimize(out->data());
   };
+#ifdef UOPS_BENCH_OPENBLAS
+  w.peers.emplace_back("OpenBLAS", [out, ap, bp, n] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, ap, n, bp, n, 0.0f,
+                out->data(), n);
+    benchmark::DoNotOptimize(out->data());
+  });
+#endif
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto a = dnnl_memory({n, n}, Tag::ab, const_cast<float*>(ap));
+    auto b = dnnl_memory({n, n}, Tag::ab, const_cast<float*>(bp));
+    auto c = dnnl_memory({n, n}, Tag::ab, out->data());
+    dnnl::matmul::primitive_desc pd({a.get_desc(), b.get_desc(), c.get_desc()}, Dnnl::engine());
+    Dnnl d{std::make_shared<dnnl::matmul>(pd),
+           {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+  }
+#endif
   return w;
 }
 
@@ -149,59 +262,103 @@ Workload conv2d() {
   const float* xp = w.inputs["x"].data<float>();
   const float* wp = w.inputs["w"].data<float>();
   w.eigen = [=] {
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t h = 0; h < H; ++h)
-        for (int64_t x = 0; x < W; ++x) {
-          float* row = cols->data() + ((n * H + h) * W + x) * K * K * C;
-          for (int64_t kh = 0; kh < K; ++kh)
-            for (int64_t kw = 0; kw < K; ++kw) {
-              int64_t ih = h + kh - 1, iw = x + kw - 1;
-              float* dst = row + (kh * K + kw) * C;
-              if (ih < 0 || ih >= H || iw < 0 || iw >= W)
-                std::fill(dst, dst + C, 0.0f);
-              else
-                std::copy_n(xp + ((n * H + ih) * W + iw) * C, C, dst);
-            }
-        }
+    im2col(xp, cols->data(), N, H, W, C, K);
     out->noalias() = *cols * ConstMap(wp, O, K * K * C).transpose();
     benchmark::DoNotOptimize(out->data());
   };
+#ifdef UOPS_BENCH_OPENBLAS
+  w.peers.emplace_back("OpenBLAS", [=] {
+    im2col(xp, cols->data(), N, H, W, C, K);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N * H * W, O, K * K * C, 1.0f,
+                cols->data(), K * K * C, wp, K * K * C, 0.0f, out->data(), O);
+    benchmark::DoNotOptimize(out->data());
+  });
+#endif
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    // NHWC activations as uops has them; the weights in oneDNN's preferred layout, reordered
+    // once outside the timing (as a framework does for inference).
+    auto src = dnnl_memory({N, C, H, W}, Tag::nhwc, const_cast<float*>(xp));
+    auto dst = dnnl_memory({N, O, H, W}, Tag::nhwc, out->data());
+    auto user_w = dnnl_memory({O, C, K, K}, Tag::ohwi, const_cast<float*>(wp));
+    memory::desc any_w({O, C, K, K}, memory::data_type::f32, Tag::any);
+    dnnl::convolution_forward::primitive_desc pd({dnnl::prop_kind::forward_inference,
+                                                  dnnl::algorithm::convolution_direct,
+                                                  src.get_desc(),
+                                                  any_w,
+                                                  dst.get_desc(),
+                                                  {1, 1},
+                                                  {K / 2, K / 2},
+                                                  {K / 2, K / 2}},
+                                                 Dnnl::engine());
+    memory weights(pd.weights_desc(), Dnnl::engine());
+    dnnl::stream s(Dnnl::engine());
+    dnnl::reorder(user_w, weights).execute(s, user_w, weights);
+    s.wait();
+    Dnnl d{std::make_shared<dnnl::convolution_forward>(pd),
+           {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+  }
+#endif
   return w;
 }
 
-void run_against_eigen(benchmark::State& state, Workload (*make)()) {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void set_threads(int threads) {
+  Eigen::setNbThreads(threads);
+  omp_set_num_threads(threads);  // oneDNN's OpenMP runtime too
+#ifdef UOPS_BENCH_OPENBLAS
+  openblas_set_num_threads(threads);
+#endif
+}
+
+void run_against_peers(benchmark::State& state, Workload (*make)()) {
   int threads = threads_for(int(state.range(0)));
   Workload w = make();
   CCompileOptions o;
   o.threads = threads;
   auto exe = compile_c(w.program, o);
-  Eigen::setNbThreads(threads);
-  omp_set_num_threads(threads);
-  double eigen = seconds_per_run(w.eigen);
-  double c = 0;
-  int reps = 0;
+  set_threads(threads);
+  std::vector<std::pair<std::string, std::function<void()>>> peers = {{"Eigen", w.eigen}};
+  for (auto& p : w.peers) peers.push_back(p);
+  if (w.output_bytes) {
+    int64_t bytes = w.output_bytes;
+    for (auto& [name, t] : w.inputs) bytes += int64_t(t.bytes.size());
+    // memcpy of half the bytes reads and writes them all once.
+    auto from = std::make_shared<std::vector<char>>(bytes / 2, 1);
+    auto to = std::make_shared<std::vector<char>>(bytes / 2);
+    peers.emplace_back("copy", [from, to] {
+      std::memcpy(to->data(), from->data(), from->size());
+      benchmark::DoNotOptimize(to->data());
+    });
+  }
+  std::vector<double> uops_times;
+  std::map<std::string, std::vector<double>> ratios;
   for (auto _ : state) {
-    auto start = std::chrono::steady_clock::now();
-    TensorMap out = exe->run(w.inputs, w.params);
-    c += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ++reps;
-    benchmark::DoNotOptimize(out);
+    double c = seconds_per_run([&] { benchmark::DoNotOptimize(exe->run(w.inputs, w.params)); });
+    uops_times.push_back(c);
+    for (auto& [name, f] : peers) ratios[name].push_back(seconds_per_run(f) / c);
   }
   state.counters["threads"] = threads;
-  state.counters["eigen_ms"] = eigen * 1e3;
-  state.counters["C/Eigen"] = eigen / (c / reps);
+  state.counters["uops_ms"] = median(uops_times) * 1e3;
+  for (auto& [name, r] : ratios) state.counters["C/" + name] = median(r);
 }
 
-#define AGAINST_EIGEN(name)             \
+// Seven interleaved samples per benchmark: the counters are their medians.
+#define AGAINST_PEERS(name)             \
   void BM_##name(benchmark::State& s) { \
-    run_against_eigen(s, name);         \
+    run_against_peers(s, name);         \
   }                                     \
-  BENCHMARK(BM_##name)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-AGAINST_EIGEN(elementwise)
-AGAINST_EIGEN(softmax)
-AGAINST_EIGEN(layernorm)
-AGAINST_EIGEN(matmul)
-AGAINST_EIGEN(conv2d)
+  BENCHMARK(BM_##name)->Arg(1)->Arg(0)->Iterations(7)->Unit(benchmark::kMillisecond)->UseRealTime();
+AGAINST_PEERS(elementwise)
+AGAINST_PEERS(softmax)
+AGAINST_PEERS(layernorm)
+AGAINST_PEERS(matmul)
+AGAINST_PEERS(conv2d)
 
 // Compile latency of the optimized conv2d program: cold (an empty cache) and a cache hit.
 void BM_compile(benchmark::State& state) {

@@ -2,8 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
+#include "backends/c/c_compiler.h"
 #include "backends/compare.h"
+#include "backends/programs.h"
+#include "uops/ir/printer.h"
+#include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
+#include "uops/passes/reduction_tiling.h"
 #include "uops/uops.h"
 
 namespace uops {
@@ -67,6 +75,111 @@ TEST(CBackend, EmitsReadableSource) {
             std::string::npos);
   EXPECT_NE(src.find("for (int64_t v0 = 0; v0 < a_n0; ++v0)"), std::string::npos) << src;
   EXPECT_EQ(src.find("#include <stdio.h>"), std::string::npos);
+}
+
+// softmax's three row passes share one loop over rows, each row re-read from L1; bit for bit
+// without reassociation. A block reading another's output transposed does not join it.
+TEST(CBackend, RowLocalBlocksShareTheirOuterLoop) {
+  const std::string shared = "share their outer loop";
+  Program softmax = optimize(forward_program(find_op("softmax"), DType::f32));
+  CCompileOptions exact;
+  exact.reassociate = false;
+  EXPECT_NE(emit_c(softmax).find("blocks 0 to 2 " + shared), std::string::npos) << emit_c(softmax);
+  TensorMap in = testing::random_inputs(softmax, {{"x", {37, 300}}}, 4);
+  TensorMap want = interpret(softmax, in);
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(softmax, exact)->run(in)));
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(softmax)->run(in), 1e-5));
+
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  Node e = g.unary(UnaryOp::exp, x);
+  g.output("z", g.binary(BinaryOp::add, g.reindex(e, {"dA1", "dA0"}, {"i1", "i0"}, {x}), e));
+  Program p = lower(g);
+  EXPECT_EQ(emit_c(p).find("blocks 0 to"), std::string::npos) << emit_c(p);
+  in = testing::random_inputs(p, {{"x", {9, 9}}}, 5);
+  EXPECT_TRUE(testing::same_outputs(interpret(p, in), compile_c(p, exact)->run(in)));
+}
+
+// Contractions and their gradients with tiled reductions (tiles of 2, so several per loop): bit
+// for bit without reassociation.
+TEST(CBackend, TiledContractionsAndGradientsMatchExactly) {
+  std::vector<testing::OpCase> cases = testing::op_cases();
+  std::vector<const testing::OpCase*> chosen;
+  std::vector<Program> programs;
+  for (auto& c : cases) {
+    std::string op = c.label.substr(0, c.label.find(' '));
+    if (c.label.find("optimized") == std::string::npos ||
+        !std::set<std::string>{"matmul", "batched_matmul", "linear", "conv2d", "depthwise_conv2d"}
+             .count(op))
+      continue;
+    Program t = tile_reductions(c.program, 2);
+    if (print(t) == print(c.program)) continue;
+    chosen.push_back(&c);
+    programs.push_back(std::move(t));
+  }
+  EXPECT_GE(chosen.size(), 4u);
+  CCompileOptions exact;
+  exact.reassociate = false;
+  exact.extra_flags = {"-O1"};
+  auto exes = compile_c_batch(programs, exact);
+  for (size_t i = 0; i < chosen.size(); ++i)
+    EXPECT_TRUE(
+        testing::same_outputs(interpret(chosen[i]->program, chosen[i]->inputs, chosen[i]->params),
+                              exes[i]->run(chosen[i]->inputs, chosen[i]->params)))
+        << chosen[i]->label << "\n"
+        << print(programs[i]);
+}
+
+// run_into writes into the caller's tensors when they fit (the same buffer, no allocation) and
+// replaces those that do not; zeroed outputs are zeroed again on reuse.
+TEST(CBackend, RunIntoReusesCallerOutputs) {
+  Program p = optimize(lower(matmul_graph()));
+  auto exe = compile_c(p);
+  TensorMap in = testing::random_inputs(p, {{"a", {5, 7}}, {"b", {7, 3}}}, 3);
+  TensorMap want = interpret(p, in);
+  TensorMap out = {{"c", Tensor(DType::f32, {5, 3})}, {"other", Tensor(DType::i32, {2})}};
+  const unsigned char* buffer = out["c"].bytes.data();
+  for (int round = 0; round < 2; ++round) {
+    exe->run_into(in, out);
+    EXPECT_EQ(out["c"].bytes.data(), buffer);
+    EXPECT_TRUE(testing::same_outputs(want, {{"c", out["c"]}}, 1e-4));
+  }
+  EXPECT_EQ(out["other"].shape, std::vector<int64_t>{2});
+  TensorMap wrong = {{"c", Tensor(DType::f32, {3, 5})}};
+  exe->run_into(in, wrong);
+  EXPECT_EQ(wrong["c"].shape, (std::vector<int64_t>{5, 3}));
+  EXPECT_TRUE(testing::same_outputs(want, wrong, 1e-4));
+  TensorMap empty;
+  EXPECT_THROW(exe->run_into({{"a", in["a"]}}, empty), Error);
+  EXPECT_TRUE(empty.empty());
+}
+
+// Kernels are compiled for the host by default, for the compiler's default target on request;
+// fused multiply-adds only when reassociating, so the exact mode stays bit for bit.
+TEST(CBackend, TargetAndContractionFlags) {
+  auto cc = cgen::compiler_info("");
+  auto has = [](const std::vector<std::string>& flags, const std::string& f) {
+    return std::find(flags.begin(), flags.end(), f) != flags.end();
+  };
+  CCompileOptions native, portable, exact;
+  portable.target = "";
+  exact.reassociate = false;
+  auto flags = cgen::compile_flags(cc, native);
+  EXPECT_TRUE(has(flags, "-ffp-contract=fast"));
+#if defined(__x86_64__)
+  EXPECT_TRUE(has(flags, "-march=native"));
+#endif
+  for (auto& f : cgen::compile_flags(cc, portable)) EXPECT_EQ(f.find("-march"), 0u + f.npos);
+  EXPECT_TRUE(has(cgen::compile_flags(cc, exact), "-ffp-contract=off"));
+  Program p = optimize(lower(matmul_graph()));
+  TensorMap in = testing::random_inputs(p, {{"a", {9, 300}}, {"b", {300, 17}}}, 8);
+  TensorMap want = interpret(p, in);
+  exact.target = "";
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(p, exact)->run(in)));
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(p, portable)->run(in), 1e-4));
+  CCompileOptions bogus;
+  bogus.target = "no-such-cpu";
+  EXPECT_THROW(compile_c(p, bogus), Error);
 }
 
 }  // namespace

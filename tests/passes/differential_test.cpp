@@ -10,7 +10,10 @@
 #include <cstdlib>
 
 #include "support/random_graph.h"
+#include "uops/ir/printer.h"
+#include "uops/ir/verifier.h"
 #include "uops/passes/pipeline.h"
+#include "uops/passes/reduction_tiling.h"
 #include "uops/uops.h"
 
 namespace uops {
@@ -83,6 +86,24 @@ void run_seeds(uint64_t first, int count) {
 
 TEST(Differential, OptimizedMatchesUnoptimized) {
   run_seeds(0, trials(2000));
+}
+
+// Reduction tiling (which the C backend applies) keeps every element's order of contributions:
+// bit for bit. Tiles of 2 so that random sizes span several.
+TEST(Differential, TiledReductionsMatchExactly) {
+  int tiled = 0, n = trials(2000);
+  for (uint64_t seed = 0; seed < uint64_t(n); ++seed) {
+    RandomCase c = random_case(seed, options_for(seed));
+    Program q = optimize(lower(c.graph));
+    Program t = tile_reductions(q, 2);
+    verify_or_throw(t, "tile_reductions");
+    if (print(t) == print(q)) continue;
+    ++tiled;
+    TensorMap want = interpret(q, c.inputs, c.params), got = interpret(t, c.inputs, c.params);
+    for (auto& [name, w] : want)
+      EXPECT_EQ(w.bytes, got.at(name).bytes) << "seed " << seed << "\n" << print(q) << print(t);
+  }
+  EXPECT_GE(tiled, n / 200) << "too few random programs have a reduction to tile";
 }
 
 }  // namespace

@@ -34,14 +34,19 @@ struct CCompileOptions {
   // the caller's next serial work needs (measured: 2 threads 10x slower than 1 elementwise).
   int threads = 0;
   // Innermost reductions into carried scalars (sum, product, max, min) run as OpenMP SIMD
-  // reductions (with OpenMP only): several partial sums, so results differ from the
-  // interpreter's in the last bits. Off, the generated code keeps every operation and its order
-  // and calls the scalar math functions: bit-exact.
+  // reductions (with OpenMP only), and a multiply and an add may contract into one fused
+  // multiply-add (-ffp-contract=fast): results differ from the interpreter's in the last bits.
+  // Off, the generated code keeps every operation, its rounding and its order
+  // (-ffp-contract=off) and calls the scalar math functions: bit-exact.
   bool reassociate = true;
   // With reassociate, loops the compiler vectorizes call glibc's SIMD variants of exp, log, sin,
   // cos and pow (libmvec, with OpenMP, where the compiler links it): within a few ulps of the
   // scalar functions, not equal to them.
   bool vector_math = true;
+  // The instruction set kernels are compiled for: "native" (the host's: -march=native on x86,
+  // -mcpu=native on AArch64; the host's CPU model and features go into the kernel-cache key),
+  // "" (the compiler's default target: portable), or any other value, passed as -march=<value>.
+  std::string target = "native";
   std::vector<std::string> extra_flags;
 };
 
