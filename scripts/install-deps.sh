@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libeigen3-dev libcli11-dev nlohmann-json3-dev
   libomp-14-dev libclang-rt-14-dev
+  libssl-dev
 )
 
 missing=()
