@@ -96,6 +96,17 @@ Index binary(IndexKind kind, Index a, Index b) {
   int64_t x = 0, y = 0, r = 0;
   bool ca = is_const(a, &x), cb = is_const(b, &y);
   if (ca && cb && fold(kind, x, y, &r)) return constant(r);
+  // (e ± c1) ± c2 is e ± (c1 + c2) when both steps go the same way (then the sum overflows
+  // exactly when the two steps would): shapes grown one step at a time stay small.
+  int64_t c1 = 0, sum = 0;
+  if (cb && y != INT64_MIN && (kind == IndexKind::Add || kind == IndexKind::Sub) &&
+      (a->kind == IndexKind::Add || a->kind == IndexKind::Sub) && is_const(a->b, &c1) &&
+      c1 != INT64_MIN) {
+    int64_t first = a->kind == IndexKind::Add ? c1 : -c1, second = kind == IndexKind::Add ? y : -y;
+    if ((first >= 0) == (second >= 0) && !__builtin_add_overflow(first, second, &sum) &&
+        sum != INT64_MIN)
+      return sum >= 0 ? add(a->a, constant(sum)) : sub(a->a, constant(-sum));
+  }
   switch (kind) {
     case IndexKind::Add:
       if (ca && x == 0) return b;
@@ -149,6 +160,20 @@ Index max(Index a, Index b) {
 }
 
 }  // namespace idx
+
+size_t node_count(const Index& root) {
+  size_t n = 0;
+  std::vector<const IndexNode*> todo = {root.get()};
+  while (!todo.empty()) {
+    const IndexNode* e = todo.back();
+    todo.pop_back();
+    ++n;
+    if (e->a) todo.push_back(e->a.get());
+    if (e->b) todo.push_back(e->b.get());
+    for (auto& arg : e->args) todo.push_back(arg.get());
+  }
+  return n;
+}
 
 bool is_const(const Index& e, int64_t* value) {
   if (e->kind != IndexKind::Const) return false;

@@ -35,7 +35,7 @@ std::string describe(const Token& t) {
   return "'" + t.text + "'";
 }
 
-std::vector<Token> lex(std::string_view text) {
+std::vector<Token> lex(std::string_view text, size_t max_tokens) {
   std::vector<Token> out;
   size_t i = 0;
   while (i < text.size()) {
@@ -45,6 +45,9 @@ std::vector<Token> lex(std::string_view text) {
       ++i;
       continue;
     }
+    if (out.size() == max_tokens)
+      throw LimitError("\"" + std::string(text.substr(0, 64)) + "...\": an index expression of " +
+                       "more than " + std::to_string(max_tokens) + " tokens is past the limit");
     if (std::isdigit(c)) {
       size_t j = i;
       while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;

@@ -20,8 +20,9 @@ struct Token {
 };
 
 // Splits `text` into tokens ending with one End token. Throws uops::Error for a character or
-// word that is no token, with the column where it starts.
-std::vector<Token> lex(std::string_view text);
+// word that is no token, with the column where it starts, and a uops::LimitError past
+// `max_tokens` tokens.
+std::vector<Token> lex(std::string_view text, size_t max_tokens);
 
 // How a token is named in "found ..." messages.
 std::string describe(const Token& t);

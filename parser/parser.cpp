@@ -14,21 +14,32 @@ using parser_detail::TokenKind;
 
 // Deep enough for any real index, shallow enough that hostile input cannot exhaust the stack.
 constexpr int kMaxNesting = 256;
-// Real index expressions are short; the bound keeps every recursive walk of a parsed tree
+// Real index expressions are short; the bound on the tree keeps every recursive walk of it
 // (printing, comparing, freeing) far from the stack limit, since long chains of `+` nest deeply.
-constexpr size_t kMaxLength = 4096;
+// It counts nodes, not characters, so that the printed form of an accepted tree (which spells
+// it with spaces and parentheses of its own) is accepted too. The token bound, loose enough for
+// any printed tree of that many nodes (at most 7 tokens a node), stops hostile input early, and
+// the bounds on the text and on a name keep the lexer's work and the printed form's length small.
+constexpr size_t kMaxNodes = 4096;
+constexpr size_t kMaxTokens = 8 * kMaxNodes;
+constexpr size_t kMaxName = 256;
+constexpr size_t kMaxText = size_t(1) << 24;
 // Ranks are at most 8; anything far beyond is a typo, and must not wrap around in an int.
 constexpr int64_t kMaxAxis = 64;
 
 class Parser {
  public:
   Parser(std::string_view text, const ParseOptions& options)
-      : text_(text), options_(options), tokens_(parser_detail::lex(text)) {}
+      : text_(text), options_(options), tokens_(parser_detail::lex(text, kMaxTokens)) {}
 
   ParsedIndex parse() {
     ParsedIndex out;
     out.expr = expr();
     if (peek().kind != TokenKind::End) expected("an operator or end of input");
+    if (size_t n = node_count(out.expr); n > kMaxNodes)
+      throw LimitError("\"" + std::string(text_.substr(0, 64)) + "...\": an index expression of " +
+                       std::to_string(n) + " nodes is larger than the limit of " +
+                       std::to_string(kMaxNodes));
     out.equalities = std::move(equalities_);
     return out;
   }
@@ -126,6 +137,8 @@ class Parser {
         if (options_.params && std::find(options_.params->begin(), options_.params->end(), name) ==
                                    options_.params->end())
           fail(t.column, "unknown parameter '$" + name + "'");
+        if (name.size() > kMaxName)
+          fail(t.column, "parameter name longer than " + std::to_string(kMaxName) + " characters");
         return idx::param(name);
       }
       case TokenKind::Min:
@@ -163,9 +176,9 @@ class Parser {
 }  // namespace
 
 ParsedIndex parse_index(std::string_view text, const ParseOptions& options) {
-  if (text.size() > kMaxLength)
-    throw Error("an index expression of " + std::to_string(text.size()) +
-                " characters is longer than the limit of " + std::to_string(kMaxLength));
+  if (text.size() > kMaxText)
+    throw LimitError("an index expression of " + std::to_string(text.size()) +
+                     " characters is longer than the limit of " + std::to_string(kMaxText));
   return Parser(text, options).parse();
 }
 

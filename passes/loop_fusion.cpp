@@ -174,24 +174,17 @@ bool overlaps(const std::vector<bool>& x, const std::vector<bool>& y) {
   return false;
 }
 
-// Fuses blocks ia < ib if legal; returns whether it did.
-bool try_fuse(Program& p, int ia, int ib) {
-  int n = int(p.tensors.size());
-  passes::TensorSets between{std::vector<bool>(n), std::vector<bool>(n)};
-  for (int m = ia + 1; m < ib; ++m) {
-    auto s = passes::tensor_sets(p.blocks[m], n);
-    for (int t = 0; t < n; ++t) {
-      between.reads[t] = between.reads[t] || s.reads[t];
-      between.writes[t] = between.writes[t] || s.writes[t];
-    }
-  }
-  auto sa = passes::tensor_sets(p.blocks[ia], n), sb = passes::tensor_sets(p.blocks[ib], n);
+// Fuses blocks ia < ib if legal; returns whether it did. `between` holds what the blocks
+// strictly between them read and write.
+bool try_fuse(Program& p, int ia, int ib, const passes::TensorSets& sa,
+              const passes::TensorSets& sb, const passes::TensorSets& between) {
   bool left = !overlaps(sb.reads, between.writes) && !overlaps(sb.writes, between.writes) &&
               !overlaps(sb.writes, between.reads);
   bool right = !overlaps(sa.writes, between.reads) && !overlaps(sa.writes, between.writes) &&
                !overlaps(sa.reads, between.writes);
   Block fused;
-  if (!(left || right) || !Fusion(p.blocks[ia], p.blocks[ib], n).run(fused)) return false;
+  if (!(left || right) || !Fusion(p.blocks[ia], p.blocks[ib], int(p.tensors.size())).run(fused))
+    return false;
   if (left) {
     p.blocks[ia] = std::move(fused);
     p.blocks.erase(p.blocks.begin() + ib);
@@ -205,10 +198,23 @@ bool try_fuse(Program& p, int ia, int ib) {
 }  // namespace
 
 Program fuse_loops(Program p) {
+  int n = int(p.tensors.size());
   for (bool changed = true; changed;) {
     changed = false;
-    for (int ib = 1; ib < int(p.blocks.size()) && !changed; ++ib)
-      for (int ia = ib - 1; ia >= 0 && !changed; --ia) changed = try_fuse(p, ia, ib);
+    // Each block's sets once, and what lies between grown one block at a time: a long chain of
+    // blocks costs pairs times tensors, not pairs times blocks.
+    std::vector<passes::TensorSets> sets;
+    for (auto& b : p.blocks) sets.push_back(passes::tensor_sets(b, n));
+    for (int ib = 1; ib < int(p.blocks.size()) && !changed; ++ib) {
+      passes::TensorSets between{std::vector<bool>(n), std::vector<bool>(n)};
+      for (int ia = ib - 1; ia >= 0 && !changed; --ia) {
+        changed = try_fuse(p, ia, ib, sets[ia], sets[ib], between);
+        for (int t = 0; t < n && !changed; ++t) {
+          between.reads[t] = between.reads[t] || sets[ia].reads[t];
+          between.writes[t] = between.writes[t] || sets[ia].writes[t];
+        }
+      }
+    }
   }
   return p;
 }

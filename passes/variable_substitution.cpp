@@ -88,6 +88,8 @@ bool try_substitute(Program& p, int t) {
   return true;
 }
 
+constexpr size_t kMaxComposedIndex = 64;
+
 int size(const Value& v) {
   return v ? 1 + size(v->a) + size(v->b) + size(v->c) : 0;
 }
@@ -144,17 +146,23 @@ void recompute_in_later_blocks(Program& p, int t) {
         all_proven = all_proven && prover.in_range(t, a.index);
       }
     if (!any || !all_proven) continue;
-    for (auto& l : p.blocks[y].loops)
+    // Each read composes the read index into the temporary's loads; a chain of reindexes would
+    // grow the composed index geometrically, so a block where it passes the bound keeps the read.
+    bool too_large = false;
+    std::vector<Loop> loops = p.blocks[y].loops;
+    for (auto& l : loops)
       for (auto& s : l.stmts)
         s.value = rewrite(s.value, [&](const Value& v) -> Value {
           if (v->kind != ValueKind::Load || v->tensor != t) return nullptr;
           auto at = [&](const Index& e) {
-            return rewrite(e, [&](const Index& leaf) -> Index {
+            Index composed = rewrite(e, [&](const Index& leaf) -> Index {
               if (leaf->kind != IndexKind::Var) return nullptr;
               for (size_t k = 0; k < vars.size() && k < v->index.size(); ++k)
                 if (leaf->value == vars[k]) return v->index[k];
               return nullptr;
             });
+            too_large = too_large || node_count(composed) > kMaxComposedIndex;
+            return composed;
           };
           return rewrite(
               rhs,
@@ -166,6 +174,7 @@ void recompute_in_later_blocks(Program& p, int t) {
               },
               at);
         });
+    if (!too_large) p.blocks[y].loops = std::move(loops);
   }
 }
 

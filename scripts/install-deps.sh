@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ clang clang-format git
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libeigen3-dev libcli11-dev nlohmann-json3-dev
   libopenblas-dev libdnnl-dev  # bench_backends peers only (optional in CMake)
   libomp-14-dev libclang-rt-14-dev

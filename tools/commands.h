@@ -23,6 +23,7 @@ struct RunArgs {
   bool grad = false;
   std::string backend = "interp";
   std::vector<std::string> params, inputs, outputs;  // NAME=VALUE
+  std::string memory_budget;                         // like UOPS_MEMORY_BUDGET; empty: default
 };
 
 struct CheckArgs {

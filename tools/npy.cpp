@@ -89,17 +89,26 @@ Tensor read(const std::string& path) {
     throw Error(path + ": Fortran-order arrays are not supported (save in C order)");
   std::string shape_text = field(header, "shape", path);
   if (shape_text.front() != '(') throw Error(path + ": bad shape in the .npy header");
-  Tensor t(dtype, parse_shape(shape_text, path));
-  size_t data = offset + header_len;
-  if (bytes.size() - data != t.bytes.size())
-    throw Error(path + ": holds " + std::to_string(bytes.size() - data) + " bytes of data, " +
-                t.shape_text() + " " + dtype_name(dtype) + " needs " +
-                std::to_string(t.bytes.size()));
+  std::vector<int64_t> shape = parse_shape(shape_text, path);
+  // The data's size is checked against the header before anything is allocated: a short file
+  // whose header claims 10^9 elements must not cost 4 GB.
+  size_t data = offset + header_len, held = bytes.size() - data;
+  int64_t needed = dtype_size(dtype);
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(needed, d, &needed)) needed = INT64_MAX;
+  if (uint64_t(needed) != held) {
+    Tensor empty;
+    empty.shape = shape;
+    throw Error(path + ": holds " + std::to_string(held) + " bytes of data, " + empty.shape_text() +
+                " " + dtype_name(dtype) + " needs " +
+                (needed == INT64_MAX ? "more than 2^63" : std::to_string(needed)));
+  }
+  Tensor t = Tensor::uninitialized(dtype, std::move(shape));
   if (!t.bytes.empty()) std::memcpy(t.bytes.data(), bytes.data() + data, t.bytes.size());
   return t;
 }
 
-void write(const std::string& path, const Tensor& t) {
+std::string encode(const Tensor& t) {
   std::string descr = t.dtype == DType::f32 ? "<f4" : t.dtype == DType::f64 ? "<f8" : "<i4";
   std::string shape = "(";
   for (size_t a = 0; a < t.shape.size(); ++a) shape += std::to_string(t.shape[a]) + ", ";
@@ -112,15 +121,21 @@ void write(const std::string& path, const Tensor& t) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
+  std::string out(kMagic, 6);
+  out += char(1);
+  out += char(0);
+  out += char(header.size() & 0xff);
+  out += char(header.size() >> 8);
+  out += header;
+  out.append(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+  return out;
+}
+
+void write(const std::string& path, const Tensor& t) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw Error(path + ": cannot write: " + std::strerror(errno));
-  out.write(kMagic, 6);
-  out.put(char(1));
-  out.put(char(0));
-  out.put(char(header.size() & 0xff));
-  out.put(char(header.size() >> 8));
-  out << header;
-  out.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
+  std::string bytes = encode(t);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
   if (!out) throw Error(path + ": write failed");
 }
 

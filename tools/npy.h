@@ -10,6 +10,8 @@
 namespace uops::npy {
 
 Tensor read(const std::string& path);
+// The file's bytes: a version 1 header padded to 64 bytes, then the data.
+std::string encode(const Tensor& t);
 // Writes `path` directly; callers that must not leave partial files write a temporary name
 // and rename it.
 void write(const std::string& path, const Tensor& t);

@@ -3,13 +3,18 @@
 // place only when all of them are written, so a failed run leaves no output file.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <set>
 
 #include "commands.h"
 #include "npy.h"
 #include "uops/backends/backends.h"
+#include "uops/backends/kernel_cache.h"
 #include "uops/error.h"
+#include "uops/ir/binding.h"
 #include "uops/passes/pipeline.h"
 
 namespace uops::tools {
@@ -86,22 +91,30 @@ int run(const RunArgs& a) {
       throw Error("--out " + name + ": " + op.name + (a.grad ? " --grad" : "") +
                   " has no output '" + name + "'; its outputs are: " + names);
 
+  if (!a.memory_budget.empty()) set_memory_budget(parse_byte_size(a.memory_budget));
   TensorMap result = make_backend(a.backend, optimize(p))->run(inputs, params);
 
-  std::vector<std::pair<std::string, std::string>> written;  // temporary, final
+  // Each output goes to a temporary created exclusively beside it (a file or link planted at a
+  // predictable name is never followed); only when all are written are they renamed into place,
+  // and on any failure every temporary left is removed.
+  std::vector<std::pair<std::filesystem::path, std::string>> written;  // temporary, final
+  auto remove_temporaries = [&](size_t from) {
+    for (size_t i = from; i < written.size(); ++i) ::unlink(written[i].first.c_str());
+  };
   try {
-    for (auto& [name, path] : outputs) {
-      std::string tmp = path + ".tmp." + std::to_string(::getpid());
-      written.emplace_back(tmp, path);
-      npy::write(tmp, result.at(name));
-    }
+    for (auto& [name, path] : outputs)
+      written.emplace_back(write_temporary(path, npy::encode(result.at(name)), 0666), path);
   } catch (...) {
-    for (auto& [tmp, path] : written) std::remove(tmp.c_str());
+    remove_temporaries(0);
     throw;
   }
-  for (auto& [tmp, path] : written)
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-      throw Error(path + ": cannot rename into place");
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (std::rename(written[i].first.c_str(), written[i].second.c_str()) != 0) {
+      int err = errno;
+      remove_temporaries(i);
+      throw Error(written[i].second + ": cannot rename into place: " + std::strerror(err));
+    }
+  }
   return 0;
 }
 

@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--param", run_args.params, "NAME=INT");
   run_cmd->add_option("--in", run_args.inputs, "NAME=FILE.npy")->required();
   run_cmd->add_option("--out", run_args.outputs, "NAME=FILE.npy")->required();
+  run_cmd->add_option("--memory-budget", run_args.memory_budget,
+                      "most bytes the run may allocate, like 64G (default: $UOPS_MEMORY_BUDGET, "
+                      "else half the physical memory)");
 
   CheckArgs check_args;
   auto* check_cmd = app.add_subcommand("check", "randomized oracle run (every op when none given)");

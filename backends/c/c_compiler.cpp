@@ -1,14 +1,22 @@
 #include "backends/c/c_compiler.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 
 #include "uops/backends/kernel_cache.h"
 #include "uops/error.h"
@@ -21,14 +29,44 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-std::string run_command(const std::string& command, int* status) {
-  FILE* f = popen((command + " 2>&1").c_str(), "r");
-  if (!f) throw Error("cannot run: " + command);
+std::string command_text(const std::vector<std::string>& argv) {
+  std::string text;
+  for (auto& a : argv) text += (text.empty() ? "" : " ") + shell_quote(a);
+  return text;
+}
+
+std::string run_command(const std::vector<std::string>& argv, int* status) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0)
+    throw Error("cannot run " + command_text(argv) + ": " + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int err = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  if (err != 0) {
+    close(pipe_fds[0]);
+    throw Error("cannot run " + command_text(argv) + ": " + std::strerror(err));
+  }
   std::string out;
   char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  int rc = pclose(f);
+  for (;;) {
+    ssize_t n = read(pipe_fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, size_t(n));
+  }
+  close(pipe_fds[0]);
+  int rc = 0;
+  while (waitpid(pid, &rc, 0) < 0 && errno == EINTR) {
+  }
   *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   return out;
 }
@@ -47,21 +85,20 @@ std::string resolve(const std::string& program) {
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
     start = end + 1;
   }
-  throw Error("C compiler '" + program +
-              "' not found on PATH (set CC or CCompileOptions::compiler)");
+  return "";
 }
 
-}  // namespace
+// A compiler command split into words at white space, as make and CMake take CC: a launcher
+// and arguments may come with it ("ccache gcc", "gcc -m64"). No shell is involved.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
 
-CompilerInfo compiler_info(const std::string& compiler) {
-  static std::mutex mutex;
-  static std::map<std::string, CompilerInfo> known;
-  std::string program = compiler;
-  if (program.empty()) {
-    const char* cc = std::getenv("CC");
-    program = cc && *cc ? cc : "cc";
-  }
-  std::string path = resolve(program);
+// What identifies a program file: its real path, size and modification time.
+std::string file_stamp(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) throw Error("C compiler '" + path + "' cannot be read");
   char* real = realpath(path.c_str(), nullptr);
@@ -69,39 +106,70 @@ CompilerInfo compiler_info(const std::string& compiler) {
                       "|" + std::to_string(st.st_mtim.tv_sec) + "." +
                       std::to_string(st.st_mtim.tv_nsec);
   std::free(real);
+  return stamp;
+}
+
+}  // namespace
+
+CompilerInfo compiler_info(const std::string& compiler) {
+  static std::mutex mutex;
+  static std::map<std::string, CompilerInfo> known;
+  std::string text = compiler;
+  if (text.empty()) {
+    const char* cc = std::getenv("CC");
+    text = cc && *cc ? cc : "cc";
+  }
+  std::vector<std::string> command = words(text);
+  if (command.empty()) throw Error("the C compiler command is empty (set CC)");
+  command[0] = resolve(command[0]);
+  if (command[0].empty())
+    throw Error("C compiler '" + words(text)[0] +
+                "' not found on PATH (set CC or CCompileOptions::compiler)");
+  // Every word that names a program (the compiler behind a launcher) is part of the stamp.
+  std::string stamp = file_stamp(command[0]);
+  for (size_t i = 1; i < command.size(); ++i) {
+    std::string program = command[i][0] == '-' ? "" : resolve(command[i]);
+    stamp += "|" + command[i] + (program.empty() ? "" : "=" + file_stamp(program));
+  }
 
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = known.find(stamp); it != known.end()) return it->second;
   CompilerInfo info;
-  info.program = path;
+  info.command = command;
   std::filesystem::path id_file =
       kernel_cache_path("compiler-" + kernel_cache_key(stamp, "openmp mvec", ""), ".id");
-  if (auto cached = read_file(id_file); cached && cached->size() >= 3) {
+  if (auto cached = read_artifact(id_file); cached && cached->size() >= 3) {
     info.openmp = (*cached)[0] == '1';
     info.mvec = (*cached)[1] == '1';
     info.identity = cached->substr(3);
   } else {
     int status = 0;
-    info.identity = run_command(shell_quote(path) + " --version", &status);
-    if (status != 0) throw Error("C compiler '" + path + "' failed on --version: " + info.identity);
+    auto with = [&](std::vector<std::string> args) {
+      std::vector<std::string> argv = command;
+      argv.insert(argv.end(), args.begin(), args.end());
+      return argv;
+    };
+    info.identity = run_command(with({"--version"}), &status);
+    if (status != 0)
+      throw Error("C compiler '" + command_text(command) +
+                  "' failed on --version: " + info.identity);
     // OpenMP is used only when the compiler accepts it for a shared object.
     std::filesystem::path probe = kernel_cache_path("openmp-probe", ".c");
     write_file_atomically(probe, "int uops_probe(void) { return 0; }\n");
     std::filesystem::path out = temporary_path_for(kernel_cache_path("openmp-probe", ".so"));
-    run_command(shell_quote(path) + " -fopenmp -shared -fPIC -o " + shell_quote(out.string()) +
-                    " " + shell_quote(probe.string()),
+    run_command(with({"-fopenmp", "-shared", "-fPIC", "-o", out.string(), probe.string()}),
                 &status);
     info.openmp = status == 0;
     if (info.openmp) {
-      run_command(shell_quote(path) + " -fopenmp -shared -fPIC -o " + shell_quote(out.string()) +
-                      " " + shell_quote(probe.string()) + " -lmvec",
-                  &status);
+      run_command(
+          with({"-fopenmp", "-shared", "-fPIC", "-o", out.string(), probe.string(), "-lmvec"}),
+          &status);
       info.mvec = status == 0;
     }
     std::error_code ec;
     std::filesystem::remove(out, ec);
-    write_file_atomically(id_file, std::string(info.openmp ? "1" : "0") + (info.mvec ? "1" : "0") +
-                                       "\n" + info.identity);
+    store_artifact(id_file, std::string(info.openmp ? "1" : "0") + (info.mvec ? "1" : "0") + "\n" +
+                                info.identity);
   }
   known[stamp] = info;
   return info;
@@ -162,6 +230,52 @@ std::vector<std::string> link_libraries(const CompilerInfo& cc, const CCompileOp
   return {};
 }
 
+namespace {
+
+// Compiles into a temporary and stores the result with its digest.
+void compile(const CompilerInfo& cc, const std::vector<std::string>& flags,
+             const std::vector<std::string>& libs, const std::string& source,
+             const std::string& key, const std::filesystem::path& so) {
+  std::filesystem::path src = kernel_cache_path(key, ".c");
+  write_file_atomically(src, source);
+  std::filesystem::path tmp = temporary_path_for(so);
+  std::vector<std::string> argv = cc.command;
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  for (auto& a : {std::string("-o"), tmp.string(), src.string()}) argv.push_back(a);
+  argv.insert(argv.end(), libs.begin(), libs.end());
+  int status = 0;
+  std::string output = run_command(argv, &status);
+  auto fail = [&](const std::string& what) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw Error("C compiler " + what + ": " + command_text(argv) + "\n" + output +
+                "generated source kept at " + src.string());
+  };
+  if (status != 0) fail("failed (exit status " + std::to_string(status) + ")");
+  std::string bytes;
+  {
+    std::ifstream in(tmp, std::ios::binary);
+    if (!in) fail("exited 0 but wrote no " + tmp.string());
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
+  if (bytes.empty()) fail("exited 0 but wrote an empty " + tmp.string());
+  store_artifact(so, bytes);
+}
+
+// dlopen by name once the bytes are verified: the folder is private, so only the caller could
+// swap the file in between. (Not /proc/self/fd/N: glibc takes a name it has loaded before for
+// the same library, and descriptor numbers repeat.)
+void* load(const std::filesystem::path& so, std::string* error) {
+  // Never unloaded: the OpenMP runtime the object pulls in keeps worker threads alive.
+  void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!handle) *error = dlerror();
+  return handle;
+}
+
+}  // namespace
+
 void* compile_and_load(const std::string& source, const CCompileOptions& options) {
   CompilerInfo cc = compiler_info(options.compiler);
   std::vector<std::string> flags = compile_flags(cc, options), libs = link_libraries(cc, options);
@@ -171,29 +285,19 @@ void* compile_and_load(const std::string& source, const CCompileOptions& options
   if (options.target == "native") flag_text += host_target();
   std::string key = kernel_cache_key(source, cc.identity, flag_text);
   std::filesystem::path so = kernel_cache_path(key, ".so");
-  if (!std::filesystem::exists(so)) {
-    std::filesystem::path src = kernel_cache_path(key, ".c");
-    write_file_atomically(src, source);
-    std::filesystem::path tmp = temporary_path_for(so);
-    std::string command = shell_quote(cc.program);
-    for (auto& f : flags) command += " " + shell_quote(f);
-    command += " -o " + shell_quote(tmp.string()) + " " + shell_quote(src.string());
-    for (auto& f : libs) command += " " + shell_quote(f);
-    int status = 0;
-    std::string output = run_command(command, &status);
-    if (status != 0) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw Error("C compiler failed (exit status " + std::to_string(status) + "): " + command +
-                  "\n" + output + "generated source kept at " + src.string());
+  // A cached object that fails verification is deleted by read_artifact; one that verifies but
+  // does not load (written by an older, broken run) is deleted here; either is rebuilt once.
+  std::string error;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!read_artifact(so)) {
+      compile(cc, flags, libs, source, key, so);
+      if (!read_artifact(so))
+        throw Error("compiled kernel " + so.string() + " vanished from the cache");
     }
-    publish(tmp, so);
+    if (void* handle = load(so, &error)) return handle;
+    remove_artifact(so);
   }
-  // Never unloaded: the OpenMP runtime the object pulls in keeps worker threads alive.
-  void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (!handle)
-    throw Error(std::string("cannot load compiled kernel ") + so.string() + ": " + dlerror());
-  return handle;
+  throw Error("cannot load compiled kernel " + so.string() + ": " + error);
 }
 
 }  // namespace uops::cgen

@@ -1,7 +1,8 @@
 // Running the system C compiler on generated source, through the kernel cache, and loading
-// the result. The compiler's identity (its `--version` text and whether it takes -fopenmp) is
-// itself cached on disk under the compiler binary's path, size and modification time, so a
-// cache hit runs no compiler at all.
+// the result. CC (or CCompileOptions::compiler) is split into words at white space, so a
+// launcher or flags may come with it ("ccache gcc", "gcc -m64"); no shell runs it. The compiler's
+// identity (its `--version` text and whether it takes -fopenmp) is itself cached on disk under the
+// compiler binary's path, size and modification time, so a cache hit runs no compiler at all.
 #pragma once
 
 #include <string>
@@ -12,8 +13,8 @@
 namespace uops::cgen {
 
 struct CompilerInfo {
-  std::string program;   // what is run
-  std::string identity;  // the version text
+  std::vector<std::string> command;  // what is run: the resolved program, then CC's other words
+  std::string identity;              // the version text
   bool openmp = false;
   bool mvec = false;  // links glibc's libmvec (-lmvec) with OpenMP
 };
@@ -29,8 +30,10 @@ std::vector<std::string> link_libraries(const CompilerInfo& cc, const CCompileOp
 // carry the compiler's message and the path of the kept source file.
 void* compile_and_load(const std::string& source, const CCompileOptions& options);
 
-// Runs a shell command, returning its combined output; `status` gets the exit status.
-std::string run_command(const std::string& command, int* status);
+// Runs argv (argv[0] a path) without a shell, stdin from /dev/null, returning its combined
+// stdout and stderr; `status` gets the exit status (-1 when killed by a signal).
+std::string run_command(const std::vector<std::string>& argv, int* status);
 std::string shell_quote(const std::string& s);
+std::string command_text(const std::vector<std::string>& argv);  // quoted, for messages
 
 }  // namespace uops::cgen

@@ -167,12 +167,12 @@ std::string compile_cuda_ptx(const Program& p, const std::string& arch, std::str
   std::string source = emit_cuda(p);
   std::string key = kernel_cache_key(source, nvrtc_identity(), a + " --std=c++17");
   std::filesystem::path path = kernel_cache_path(key, ".ptx");
-  if (auto cached = read_file(path)) {
+  if (auto cached = read_artifact(path)) {
     if (log) log->clear();
     return *cached;
   }
   std::string ptx = nvrtc_compile(source, a, log);
-  write_file_atomically(path, ptx);
+  store_artifact(path, ptx);
   return ptx;
 #else
   (void)p;

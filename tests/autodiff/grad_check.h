@@ -27,7 +27,10 @@ TensorMap random_output_grads(const Program& forward, const TensorMap& inputs,
 // every x in `wrt`. An element passes when |analytic - numeric| <= tol * (1 + |numeric|).
 // Returns "" when every element passes, else what failed first. When `unreliable` is given, an
 // element where the differences themselves have not converged (steps h and 2h disagree, as on
-// sin(t^t) with t near 6) is counted there instead of failing.
+// sin(t^t) with t near 6), or where rounding in outputs far larger than the loss's change can
+// move the difference by more than it disagrees (an output of 1e10 changes by a few units in its
+// last place for h = 1e-6, so the difference sees nothing of it), is counted there instead of
+// failing.
 std::string compare_with_finite_differences(const Program& forward, const Program& grad,
                                             const TensorMap& inputs, const TensorMap& output_grads,
                                             const ParamMap& params,

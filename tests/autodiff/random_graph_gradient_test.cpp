@@ -26,41 +26,57 @@ std::vector<std::string> float_inputs(const Graph& g) {
   return names;
 }
 
-TEST(RandomGraphGradient, MatchesFiniteDifferencesAndSurvivesOptimization) {
+// Checks the graph of one seed; false when it is skipped (no float input, overflow).
+bool check_seed(int seed, int* unreliable) {
   RandomGraphOptions options;
   options.dtype = DType::f64;
   options.smooth = true;
-  int checked = 0, unreliable = 0;
-  for (int seed = 0; seed < trials(); ++seed) {
-    RandomCase c = random_case(seed, options);
-    std::vector<std::string> wrt = float_inputs(c.graph);
-    if (wrt.empty()) continue;
-    Program forward = lower(c.graph);
-    // Finite differences say nothing where chains of exp overflow.
-    if (!testing::all_finite(interpret(forward, c.inputs, c.params))) continue;
-    Program grad = gradient(c.graph, wrt);
-    verify_or_throw(grad, "gradient");
-    TensorMap dy = testing::random_output_grads(forward, c.inputs, c.params, seed);
-    std::string failure = testing::compare_with_finite_differences(
-        forward, grad, c.inputs, dy, c.params, wrt, 1e-5, &unreliable);
-    ASSERT_EQ(failure, "") << "seed " << seed << "\n" << print(forward) << "\n" << print(grad);
+  RandomCase c = random_case(seed, options);
+  std::vector<std::string> wrt = float_inputs(c.graph);
+  if (wrt.empty()) return false;
+  Program forward = lower(c.graph);
+  // Finite differences say nothing where chains of exp overflow.
+  if (!testing::all_finite(interpret(forward, c.inputs, c.params))) return false;
+  Program grad = gradient(c.graph, wrt);
+  verify_or_throw(grad, "gradient");
+  TensorMap dy = testing::random_output_grads(forward, c.inputs, c.params, seed);
+  std::string failure = testing::compare_with_finite_differences(forward, grad, c.inputs, dy,
+                                                                 c.params, wrt, 1e-5, unreliable);
+  EXPECT_EQ(failure, "") << "seed " << seed << "\n" << print(forward) << "\n" << print(grad);
+  if (!failure.empty()) return true;
 
-    PipelineOptions verify;
-    verify.verify = true;
-    Program optimized = optimize(grad, verify);
-    TensorMap available = c.inputs;
-    for (auto& [name, t] : dy) available[name] = t;
-    EXPECT_LE(testing::max_difference(testing::run_with(optimized, available, c.params),
-                                      testing::run_with(grad, available, c.params)),
-              1e-12)
-        << "seed " << seed << "\n"
-        << print(grad) << "\n"
-        << print(optimized);
-    ++checked;
-  }
+  PipelineOptions verify;
+  verify.verify = true;
+  Program optimized = optimize(grad, verify);
+  TensorMap available = c.inputs;
+  for (auto& [name, t] : dy) available[name] = t;
+  EXPECT_LE(testing::max_difference(testing::run_with(optimized, available, c.params),
+                                    testing::run_with(grad, available, c.params)),
+            1e-12)
+      << "seed " << seed << "\n"
+      << print(grad) << "\n"
+      << print(optimized);
+  return true;
+}
+
+TEST(RandomGraphGradient, MatchesFiniteDifferencesAndSurvivesOptimization) {
+  int checked = 0, unreliable = 0;
+  for (int seed = 0; seed < trials() && !HasFailure(); ++seed)
+    checked += check_seed(seed, &unreliable);
   EXPECT_GT(checked, trials() / 2);
   // Elements where finite differences do not converge are skipped; they must stay rare.
   EXPECT_LE(unreliable, checked / 50 + 1) << "of " << checked << " graphs";
+}
+
+// Seeds that once failed, found by long runs (UOPS_AUTODIFF_TRIALS). 16973: a sum of
+// pow(pow(t, t), pow(t, t)) of 1.4e10 moves by less than a unit in its last place for the step
+// of 1e-6, so the finite difference saw -0.1447 where the gradient (0.0225; steps of 1e-3 and
+// 1e-4 give 0.0231 and 0.0184) is right. Differences cannot check the 8 elements of x0, which
+// all reach that sum; they count as unreliable instead of failing.
+TEST(RandomGraphGradient, KnownSeeds) {
+  int unreliable = 0;
+  EXPECT_TRUE(check_seed(16973, &unreliable));
+  EXPECT_EQ(unreliable, 8);
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 // and the exact message of every kind of syntax error.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -271,13 +274,54 @@ TEST(Parser, NestingDepthIsBounded) {
   EXPECT_NE(error_of(mins).find("expression nested too deeply"), std::string::npos);
 }
 
-TEST(Parser, LengthIsBounded) {
-  std::string longest = "0";
-  while (longest.size() + 4 <= 4096) longest += " + 1";
-  EXPECT_EQ(eval(longest), int64_t(longest.size() - 1) / 4);
-  std::string too_long = longest + std::string(4097 - longest.size(), ' ');
-  EXPECT_EQ(error_of(too_long), "an index expression of " + std::to_string(too_long.size()) +
-                                    " characters is longer than the limit of 4096");
+TEST(Parser, SizeIsBoundedByNodesNotCharacters) {
+  // 4096 nodes: 2048 leaves and 2047 additions, however they are spaced.
+  std::string largest = "i0";
+  for (int k = 1; k < 2048; ++k) largest += "+i0";
+  EXPECT_EQ(eval(largest), 3 * 2048);
+  std::string spaced = to_string(parse_index(largest).expr);
+  EXPECT_GT(spaced.size(), 4 * largest.size() / 3);
+  EXPECT_EQ(eval(spaced), 3 * 2048);
+  EXPECT_EQ(eval(std::string(100000, ' ') + "1" + std::string(100000, ' ')), 1);
+  std::string too_large = largest + "+i0";
+  try {
+    parse_index(too_large);
+    FAIL() << "accepted " << too_large.size() << " characters";
+  } catch (const LimitError& e) {
+    EXPECT_NE(std::string(e.what()).find("an index expression of 4097 nodes is larger than the "
+                                         "limit of 4096"),
+              std::string::npos)
+        << e.what();
+  }
+  // Tokens are bounded before any tree is built.
+  std::string many = "0";
+  for (int k = 0; k < 20000; ++k) many += "+1";
+  EXPECT_THROW(parse_index(many), LimitError);
+  EXPECT_NE(error_of("$" + std::string(257, 'a')).find("parameter name longer than 256"),
+            std::string::npos);
+}
+
+// The fuzzer's seeds, among them the inputs it once stopped on: a valid expression written
+// without spaces whose printed form was longer than a limit on characters. Every seed that
+// parses must print to a form that parses back to an equal tree.
+TEST(Parser, FuzzSeedsRoundTrip) {
+  int parsed = 0;
+  for (auto& entry : std::filesystem::directory_iterator(UOPS_FUZZ_CORPUS)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Index e;
+    try {
+      e = parse_index(text).expr;
+    } catch (const Error&) {
+      continue;
+    }
+    ++parsed;
+    std::string printed = to_string(e);
+    Index back;
+    ASSERT_NO_THROW(back = parse_index(printed).expr) << entry.path() << ": " << printed;
+    EXPECT_TRUE(equal(back, e)) << entry.path();
+  }
+  EXPECT_GT(parsed, 10);
 }
 
 }  // namespace

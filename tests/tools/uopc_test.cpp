@@ -1,12 +1,17 @@
 // uopc run end to end on hand-made .npy files, and its handling of bad input: exit code 2, a
 // one-line error and no output file.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -142,6 +147,118 @@ TEST_F(Uopc, BadInputsAreOneLineErrorsWithExitCode2) {
   expect_user_error("run nope --in x=" + x + out, "unknown op");
   expect_user_error("run gather --in table=" + a + " --in idx=" + b + " --out y=" + path("out.npy"),
                     "i32");
+}
+
+// Runs uopc with `args` in a child whose pid is known before it starts: `before(pid)` runs
+// first, as an attacker who guesses names from the pid would. Returns the exit status and
+// fills the child's peak resident memory in KiB.
+int run_child(const std::vector<std::string>& args, const std::function<void(pid_t)>& before,
+              long* peak_kib = nullptr) {
+  int go[2];
+  if (pipe(go) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(go[1]);
+    char c;
+    if (read(go[0], &c, 1) != 1) _exit(126);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    std::vector<char*> argv = {const_cast<char*>(UOPC_PATH)};
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(UOPC_PATH, argv.data());
+    _exit(127);
+  }
+  close(go[0]);
+  before(pid);
+  if (write(go[1], "x", 1) != 1) return -1;
+  close(go[1]);
+  int status = 0;
+  struct rusage usage {};
+  wait4(pid, &status, 0, &usage);
+  if (peak_kib) *peak_kib = usage.ru_maxrss;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// `uopc run --out y=DIR/o.npy` wrote DIR/o.npy.tmp.<pid> with a plain open: a link planted at
+// that name was followed and its target overwritten. Temporaries are now created exclusively
+// under unpredictable names, and the target stays as it was.
+TEST_F(Uopc, LinkAtTheTemporaryNameIsNotFollowed) {
+  std::string x = tensor("x.npy", DType::f32, {2, 3}, {1, -2, 3, -4, 5, -6});
+  fs::path victim = path("victim"), out = path("o.npy");
+  std::ofstream(victim) << "precious";
+  int code = run_child(
+      {"run", "relu", "--in", "x=" + x, "--out", "y=" + out.string()},
+      [&](pid_t pid) { fs::create_symlink(victim, out.string() + ".tmp." + std::to_string(pid)); });
+  EXPECT_EQ(code, 0);
+  std::ifstream in(victim);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "precious");
+  EXPECT_EQ(npy::read(out.string()).get(2), 3.0);
+}
+
+// With several outputs, none is put in place unless all are written, and no temporary stays.
+TEST_F(Uopc, FailedOutputLeavesNoFile) {
+  std::string a = tensor("a.npy", DType::f32, {2, 2}, {1, 2, 3, 4});
+  std::string b = tensor("b.npy", DType::f32, {2, 2}, {5, 6, 7, 8});
+  std::string dy = tensor("dy.npy", DType::f32, {2, 2}, {1, 1, 1, 1});
+  Result r = uopc("run matmul --grad --in a=" + a + " --in b=" + b + " --in dc=" + dy +
+                  " --out da=" + path("da.npy") + " --out db=" + path("missing/db.npy"));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("da.npy")));
+  for (auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
+}
+
+// A 144-byte file whose header claims 10^9 f32 elements made uopc allocate and zero 3.9 GB
+// before it noticed the data was short; the size is now checked first.
+TEST_F(Uopc, LyingHeaderAllocatesNothing) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000,), }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  {
+    std::ofstream f(path("lie.npy"), std::ios::binary);
+    f << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff) << char(header.size() >> 8)
+      << header << std::string(16, '\0');
+  }
+  // Measured against a run on a small valid file, since sanitizers alone take 100 MB or more
+  // (a release build peaks at about 40 MB either way).
+  std::string x = tensor("x.npy", DType::f32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  long base_kib = 0, peak_kib = 0;
+  EXPECT_EQ(run_child(
+                {"run", "relu", "--in", "x=" + x, "--out", "y=" + path("y.npy")}, [](pid_t) {},
+                &base_kib),
+            0);
+  int code = run_child(
+      {"run", "relu", "--in", "x=" + path("lie.npy"), "--out", "y=" + path("z.npy")}, [](pid_t) {},
+      &peak_kib);
+  EXPECT_EQ(code, 2);
+  EXPECT_LT(peak_kib, base_kib + 50 * 1024) << "peak resident memory in KiB";
+  EXPECT_LT(peak_kib, 1024 * 1024);
+  expect_user_error("run relu --in x=" + path("lie.npy") + " --out y=" + path("out.npy"),
+                    "holds 16 bytes of data, [1000000000] f32 needs 4000000000");
+}
+
+// pad=100000 asked for a 298 GiB output and died with bad_alloc (exit 3).
+TEST_F(Uopc, RunPastTheMemoryBudgetIsAClearError) {
+  std::string x = tensor("x.npy", DType::f32, {1, 5, 5, 3}, {});
+  std::string w = tensor("w.npy", DType::f32, {2, 3, 3, 3}, {});
+  std::string args =
+      "run conv2d --param stride=1 --param pad=100000 --param dilation=1 --in x=" + x +
+      " --in w=" + w + " --out y=" + path("out.npy");
+  expect_user_error(args,
+                    "tensor 'y' of shape [1, 200003, 200003, 2] f32 needs 298.0 GiB, past "
+                    "the memory budget");
+  // The budget can be lowered (and raised) by an option and by the environment.
+  std::string small = "run conv2d --param stride=1 --param pad=10 --param dilation=1 --in x=" + x +
+                      " --in w=" + w + " --out y=" + path("out.npy");
+  expect_user_error(small + " --memory-budget 1K", "past the memory budget of 1.0 KiB");
+  setenv("UOPS_MEMORY_BUDGET", "2K", 1);
+  expect_user_error(small, "past the memory budget of 2.0 KiB");
+  unsetenv("UOPS_MEMORY_BUDGET");
+  EXPECT_EQ(uopc(small).code, 0);
 }
 
 TEST_F(Uopc, CheckPrintsATableAndReplaysOneCase) {

@@ -47,6 +47,8 @@ Index binary(IndexKind kind, Index a, Index b);
 }  // namespace idx
 
 bool is_const(const Index& e, int64_t* value = nullptr);
+// Nodes of the tree, a shared subtree counted at each use (as printing spells it); no recursion.
+size_t node_count(const Index& e);
 bool equal(const Index& a, const Index& b);
 bool uses_var(const Index& e, int var);
 bool uses_any_var(const Index& e);
