@@ -29,11 +29,11 @@ struct Pass {
 // pass_names() all read this one table.
 constexpr Pass kPasses[] = {
     {"dead_code", eliminate_dead_code},
+    {"bounds_check", eliminate_bounds_checks},
     {"storage_reuse", reuse_storage},
     {"loop_fusion", fuse_loops},
     {"variable_substitution", substitute_variables},
     {"loop_order", order_loops},
-    {"bounds_check", eliminate_bounds_checks},
     {"simplify", simplify},
 };
 
