@@ -21,7 +21,6 @@
 #include "backends/codegen/kernel_writer.h"
 #include "backends/cuda/cuda_emitter.h"
 #include "support/cuda_shim_runtime.h"
-#include "uops/backends/kernel_cache.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
 
@@ -462,31 +461,15 @@ std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(std::vector<Program>
                 ns + "::" + k.name + ", a, n); }\n";
     plans.push_back(std::move(mod.plan));
   }
+  // The C backend's compile through the kernel cache, with the C++ compiler: the later -x,
+  // -std and -O override the C flags it puts first.
+  CCompileOptions options;
   const char* cxx = std::getenv("CXX");
-  cgen::CompilerInfo cc = cgen::compiler_info(cxx && *cxx ? cxx : "c++");
-  const std::vector<std::string> flags = {"-x",    "c++",     "-std=c++20", "-O1",
-                                          "-fPIC", "-shared", "-w"};
-  std::string flag_text;
-  for (auto& f : flags) flag_text += f + " ";
-  std::string key = kernel_cache_key(source, cc.identity, flag_text);
-  std::filesystem::path so = kernel_cache_path(key, ".so");
-  if (!std::filesystem::exists(so)) {
-    std::filesystem::path src = kernel_cache_path(key, ".cc");
-    write_file_atomically(src, source);
-    std::filesystem::path tmp = temporary_path_for(so);
-    std::string command = cgen::shell_quote(cc.program);
-    for (auto& f : flags) command += " " + cgen::shell_quote(f);
-    command += " -o " + cgen::shell_quote(tmp.string()) + " " + cgen::shell_quote(src.string());
-    int status = 0;
-    std::string output = cgen::run_command(command, &status);
-    if (status != 0)
-      throw Error("CUDA emulation: the C++ compiler failed: " + command + "\n" +
-                  output.substr(0, 4000) + "source kept at " + src.string());
-    publish(tmp, so);
-  }
+  options.compiler = cxx && *cxx ? cxx : "c++";
+  options.openmp = false;
+  options.extra_flags = {"-x", "c++", "-std=c++20", "-O1", "-w"};
   auto m = std::make_shared<Module>();
-  m->handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!m->handle) throw Error(std::string("CUDA emulation: cannot load ") + dlerror());
+  m->handle = cgen::compile_and_load(source, options);
   m->runtime = static_cast<uops_emu::Runtime**>(dlsym(m->handle, "uops_emu_rt"));
   if (!m->runtime) throw Error("CUDA emulation: the shim's runtime pointer is missing");
   std::vector<std::unique_ptr<Executable>> out;
