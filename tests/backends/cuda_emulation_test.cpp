@@ -96,6 +96,30 @@ TEST(CudaEmulation, RandomProgramsMatchInterpreter) {
   RecordProperty("errors", errors);
 }
 
+// The error word: a division and a modulo by a zero parameter inside a kernel report the
+// interpreter's error; the same kernels with a non-zero parameter run.
+TEST(CudaEmulation, IndexErrorsMatchInterpreter) {
+  std::vector<Program> programs;
+  for (const char* index : {"i0 / $p", "i0 % $p"}) {
+    Graph g;
+    g.param("p");
+    g.output("y", g.reindex(g.input("x", 1, DType::f32), {"dA0"}, {index}));
+    programs.push_back(lower(g));
+  }
+  std::vector<Program> kept = programs;
+  auto kernels = testing::emulate_cuda_batch(std::move(programs));
+  TensorMap in;
+  in["x"] = Tensor(DType::f32, {300});
+  for (size_t i = 0; i < kept.size(); ++i)
+    for (int64_t p : {0, 2}) {
+      Outcome want = interpret_outcome(kept[i], in, {{"p", p}});
+      Outcome got = run(*kernels[i], in, {{"p", p}});
+      EXPECT_EQ(want.error, got.error) << i << " p=" << p;
+      EXPECT_EQ(want.error.empty(), p != 0) << want.error;
+      EXPECT_TRUE(testing::same_outputs(want.outputs, got.outputs));
+    }
+}
+
 // ---- planted faults ----------------------------------------------------------------------------
 
 // Replaces the first `from` (which must occur) by `to`.
