@@ -185,13 +185,16 @@ class Device {
         f.tsan = __tsan_create_fiber(0);
 #endif
       }
-      getcontext(&f.context);
-      f.context.uc_stack.ss_sp = f.stack;
-      f.context.uc_stack.ss_size = kStackBytes;
-      f.context.uc_link = nullptr;
-      makecontext(&f.context, &Device::fiber_main, 0);
+      // A fiber that finished a kernel waits at the top of fiber_main's loop for the next one;
+      // only a new one (or one abandoned at a barrier) needs a fresh context.
+      if (!f.started) {
+        getcontext(&f.context);
+        f.context.uc_stack.ss_sp = f.stack;
+        f.context.uc_stack.ss_size = kStackBytes;
+        f.context.uc_link = nullptr;
+        makecontext(&f.context, &Device::fiber_main, 0);
+      }
       f.done = false;
-      f.started = false;
     }
     fibers_ = &fibers;
     for (;;) {
@@ -209,7 +212,7 @@ class Device {
       if (done == threads) break;
       if (done > 0) {
         fault("__syncthreads reached by some threads of a block but not all");
-        // The waiting fibers are abandoned: their stacks are reset on the next launch.
+        for (Fiber& f : fibers) f.started = false;  // abandoned: restarted from scratch
         break;
       }
       ++epoch_;
@@ -222,6 +225,7 @@ class Device {
 #if defined(__SANITIZE_THREAD__)
     __tsan_switch_to_fiber(f.tsan, 0);
 #endif
+    f.started = true;
     swapcontext(&scheduler_, &f.context);
 #else
     if (_setjmp(scheduler_jump_) == 0) {
@@ -243,10 +247,12 @@ class Device {
   }
 
   static void fiber_main() {
-    Device* d = current_;
-    d->stub_(d->args_, d->nargs_);
-    d->active_->done = true;
-    d->back_to_scheduler();
+    for (;;) {
+      Device* d = current_;
+      d->stub_(d->args_, d->nargs_);
+      d->active_->done = true;
+      d->back_to_scheduler();
+    }
   }
 
   void barrier() {
