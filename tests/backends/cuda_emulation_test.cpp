@@ -45,10 +45,16 @@ double tolerance(const Program& p) {
   return p.value_type() == DType::f64 ? 1e-9 : 1e-4;
 }
 
-// The example shapes capped at 24 per axis: an emulated thread block costs 256 fiber switches
-// per barrier.
+// The example shapes capped at 24 per axis (8 under the sanitizers, where every access the
+// detector logs costs much more): an emulated thread block costs 256 fiber switches per barrier.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int64_t kMaxExtent = 8;
+#else
+constexpr int64_t kMaxExtent = 24;
+#endif
+
 TEST(CudaEmulation, EveryOpAndGradientMatchesInterpreter) {
-  std::vector<testing::OpCase> cases = testing::op_cases(24);
+  std::vector<testing::OpCase> cases = testing::op_cases(kMaxExtent);
   std::vector<Program> programs;
   for (auto& c : cases) programs.push_back(c.program);
   auto kernels = testing::emulate_cuda_batch(std::move(programs));
