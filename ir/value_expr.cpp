@@ -111,6 +111,15 @@ bool uses_carried(const Value& v, int id) {
   return uses_carried(v->a, id) || uses_carried(v->b, id) || uses_carried(v->c, id);
 }
 
+void collect_vars(const Value& v, std::vector<int>& out) {
+  if (!v) return;
+  for (auto& e : v->index) collect_vars(e, out);
+  if (v->ivalue) collect_vars(v->ivalue, out);
+  collect_vars(v->a, out);
+  collect_vars(v->b, out);
+  collect_vars(v->c, out);
+}
+
 bool may_raise(const Value& v) {
   if (!v) return false;
   for (auto& e : v->index)

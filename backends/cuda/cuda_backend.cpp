@@ -64,7 +64,7 @@ class CudaKernel : public Executable {
       : p_(std::move(p)), mod_(std::move(mod)), d_(cuda::driver(nullptr)) {
     cuda::CUmodule module;
     d_->check(d_->cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData");
-    for (auto& k : mod_.kernels) {
+    for (auto& k : mod_.plan.kernels) {
       cuda::CUfunction f;
       d_->check(d_->cuModuleGetFunction(&f, module, k.name.c_str()), "cuModuleGetFunction");
       functions_.push_back(f);
@@ -90,12 +90,12 @@ class CudaKernel : public Executable {
         if (info.role == Role::input)
           d_->check(d_->cuMemcpyHtoD(buffers[t], inputs.at(info.name).bytes.data(), bytes),
                     "copy in");
-        else
+        else if (mod_.plan.zero_fill[t])
           d_->check(d_->cuMemsetD8(buffers[t], 0, bytes), "cuMemsetD8");
       }
       d_->check(d_->cuMemAlloc(&error, sizeof(int)), "cuMemAlloc");
       d_->check(d_->cuMemsetD8(error, 0, sizeof(int)), "cuMemsetD8");
-      for (size_t k = 0; k < mod_.kernels.size(); ++k) launch(k, b, env, buffers, error);
+      for (size_t k = 0; k < functions_.size(); ++k) launch(k, b, env, buffers, error);
       d_->check(d_->cuCtxSynchronize(), "kernel execution");
       int bits = 0;
       d_->check(d_->cuMemcpyDtoH(&bits, error, sizeof bits), "copy out");
@@ -119,37 +119,11 @@ class CudaKernel : public Executable {
  private:
   void launch(size_t k, const Binding& b, const IndexEnv& env,
               const std::vector<cuda::CUdeviceptr>& buffers, cuda::CUdeviceptr error) const {
-    const cuda::KernelInfo& info = mod_.kernels[k];
-    std::vector<int64_t> scalars;
-    std::vector<cuda::CUdeviceptr> pointers;
-    scalars.reserve(info.args.size());
-    pointers.reserve(info.args.size() + 1);
-    std::vector<void*> args;
-    for (auto& a : info.args) {
-      if (a.kind == cuda::KernelArg::tensor) {
-        pointers.push_back(buffers[a.tensor_id]);
-        args.push_back(&pointers.back());
-      } else {
-        scalars.push_back(a.kind == cuda::KernelArg::size ? b.shapes[a.tensor_id][a.axis]
-                                                          : b.params.at(a.name));
-        args.push_back(&scalars.back());
-      }
-    }
-    pointers.push_back(error);
-    args.push_back(&pointers.back());
-    int64_t total = 1;
-    for (const Index& extent : info.grid_extents)
-      total *= std::max<int64_t>(0, evaluate(extent, env));
-    unsigned grid = 1, threads = 1;
-    if (info.cooperative) {
-      grid = unsigned(std::clamp<int64_t>(total, 1, 65535));
-      threads = 256;
-    } else if (info.grid_loops > 0) {
-      threads = 256;
-      grid = unsigned(std::clamp<int64_t>((total + 255) / 256, 1, 65535));
-    }
-    d_->check(d_->cuLaunchKernel(functions_[k], grid, 1, 1, threads, 1, 1, 0, nullptr, args.data(),
-                                 nullptr),
+    const codegen::KernelPlan& plan = mod_.plan.kernels[k];
+    codegen::PackedArgs args = codegen::pack_args(plan, b, buffers, error);
+    codegen::LaunchDims dims = codegen::launch_dims(plan, env);
+    d_->check(d_->cuLaunchKernel(functions_[k], dims.grid, 1, 1, dims.threads, 1, 1, 0, nullptr,
+                                 args.pointers.data(), nullptr),
               "cuLaunchKernel");
   }
 

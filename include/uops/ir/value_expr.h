@@ -45,6 +45,8 @@ bool equal(const Value& a, const Value& b);
 // Calls `f` on every Load node (pre-order).
 void for_each_load(const Value& v, const std::function<void(const ValueNode&)>& f);
 bool uses_carried(const Value& v, int id);
+// Appends the loop variables of every index expression inside `v`.
+void collect_vars(const Value& v, std::vector<int>& out);
 // Some index expression inside `v` may raise an error when evaluated (see may_raise(Index)).
 bool may_raise(const Value& v);
 

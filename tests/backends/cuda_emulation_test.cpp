@@ -1,0 +1,213 @@
+// What the CUDA backend generates, run through the CPU emulation (support/cuda_emulation.h)
+// from the same launch plan the backend launches from: every op and gradient and random
+// programs give the interpreter's results and errors with no race and no out-of-bounds access,
+// and faults planted in the generated source are caught. Needs neither a GPU nor the toolkit.
+#include "support/cuda_emulation.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "backends/programs.h"
+#include "support/random_graph.h"
+#include "uops/uops.h"
+
+namespace uops {
+namespace {
+
+struct Outcome {
+  TensorMap outputs;
+  std::string error;
+};
+
+Outcome run(const Executable& e, const TensorMap& inputs, const ParamMap& params) {
+  Outcome o;
+  try {
+    o.outputs = e.run(inputs, params);
+  } catch (const Error& err) {
+    o.error = err.what();
+  }
+  return o;
+}
+
+Outcome interpret_outcome(const Program& p, const TensorMap& inputs, const ParamMap& params) {
+  Outcome o;
+  try {
+    o.outputs = interpret(p, inputs, params);
+  } catch (const Error& err) {
+    o.error = err.what();
+  }
+  return o;
+}
+
+// Sums may run in another order (atomics, block reductions), hence the tolerance.
+double tolerance(const Program& p) {
+  return p.value_type() == DType::f64 ? 1e-9 : 1e-4;
+}
+
+// The example shapes capped at 24 per axis (8 under the sanitizers, where every access the
+// detector logs costs much more): an emulated thread block costs 256 fiber switches per barrier.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int64_t kMaxExtent = 8;
+#else
+constexpr int64_t kMaxExtent = 24;
+#endif
+
+TEST(CudaEmulation, EveryOpAndGradientMatchesInterpreter) {
+  std::vector<testing::OpCase> cases = testing::op_cases(kMaxExtent);
+  std::vector<Program> programs;
+  for (auto& c : cases) programs.push_back(c.program);
+  auto kernels = testing::emulate_cuda_batch(std::move(programs));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const testing::OpCase& c = cases[i];
+    Outcome want = interpret_outcome(c.program, c.inputs, c.params);
+    Outcome got = run(*kernels[i], c.inputs, c.params);
+    EXPECT_EQ(want.error, got.error) << c.label;
+    EXPECT_TRUE(testing::same_outputs(want.outputs, got.outputs, tolerance(c.program))) << c.label;
+  }
+  RecordProperty("cases", int(cases.size()));
+}
+
+// 500 random programs (UOPS_FUZZ_TRIALS for more), optimized or not, errors included: the only
+// programs whose kernels use the compare-and-swap atomics (max, min and i32 accumulations).
+TEST(CudaEmulation, RandomProgramsMatchInterpreter) {
+  const char* env = std::getenv("UOPS_FUZZ_TRIALS");
+  const int trials = env ? std::atoi(env) : 500, batch = 125;
+  int compared = 0, errors = 0;
+  for (int first = 0; first < trials; first += batch) {
+    std::vector<RandomCase> cases;
+    std::vector<Program> programs;
+    for (int seed = first; seed < std::min(trials, first + batch); ++seed) {
+      RandomGraphOptions o;
+      o.dtype = seed % 2 ? DType::f64 : DType::f32;
+      cases.push_back(random_case(uint64_t(seed), o));
+      Program p = lower(cases.back().graph);
+      programs.push_back(seed % 3 ? optimize(p) : p);
+    }
+    std::vector<Program> kept = programs;
+    auto kernels = testing::emulate_cuda_batch(std::move(programs));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const RandomCase& c = cases[i];
+      Outcome want = interpret_outcome(kept[i], c.inputs, c.params);
+      Outcome got = run(*kernels[i], c.inputs, c.params);
+      EXPECT_EQ(want.error, got.error) << "seed " << first + int(i);
+      EXPECT_TRUE(testing::same_outputs(want.outputs, got.outputs, tolerance(kept[i])))
+          << "seed " << first + int(i) << "\n"
+          << print(kept[i]) << emit_cuda(kept[i]);
+      ++compared;
+      errors += !want.error.empty();
+    }
+  }
+  RecordProperty("programs", compared);
+  RecordProperty("errors", errors);
+}
+
+// The error word: a division and a modulo by a zero parameter inside a kernel report the
+// interpreter's error; the same kernels with a non-zero parameter run.
+TEST(CudaEmulation, IndexErrorsMatchInterpreter) {
+  std::vector<Program> programs;
+  for (const char* index : {"i0 / $p", "i0 % $p"}) {
+    Graph g;
+    g.param("p");
+    g.output("y", g.reindex(g.input("x", 1, DType::f32), {"dA0"}, {index}));
+    programs.push_back(lower(g));
+  }
+  std::vector<Program> kept = programs;
+  auto kernels = testing::emulate_cuda_batch(std::move(programs));
+  TensorMap in;
+  in["x"] = Tensor(DType::f32, {300});
+  for (size_t i = 0; i < kept.size(); ++i)
+    for (int64_t p : {0, 2}) {
+      Outcome want = interpret_outcome(kept[i], in, {{"p", p}});
+      Outcome got = run(*kernels[i], in, {{"p", p}});
+      EXPECT_EQ(want.error, got.error) << i << " p=" << p;
+      EXPECT_EQ(want.error.empty(), p != 0) << want.error;
+      EXPECT_TRUE(testing::same_outputs(want.outputs, got.outputs));
+    }
+}
+
+// ---- planted faults ----------------------------------------------------------------------------
+
+// Replaces the first `from` (which must occur) by `to`.
+testing::SourceEdit plant(const std::string& from, const std::string& to) {
+  return [from, to](const std::string& source) {
+    size_t at = source.find(from);
+    if (at == std::string::npos) return std::string("#error planted fault: pattern not found\n");
+    return source.substr(0, at) + to + source.substr(at + from.size());
+  };
+}
+
+// A row sum long enough that every thread of a block holds a partial sum.
+Program long_row_sums(TensorMap* inputs) {
+  Graph g;
+  g.output("y", g.reduce(ReduceOp::sum, {1}, g.input("x", 2, DType::f32)));
+  Tensor x(DType::f32, {3, 1000});
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, double(i % 7) - 3.0);
+  (*inputs)["x"] = x;
+  return optimize(lower(g));
+}
+
+std::string fault_of(const Program& p, const TensorMap& inputs, const testing::SourceEdit& edit) {
+  Outcome want = interpret_outcome(p, inputs, {});
+  Outcome got = run(*testing::emulate_cuda(p, edit), inputs, {});
+  if (!got.error.empty()) return got.error;
+  if (!testing::same_outputs(want.outputs, got.outputs, tolerance(p))) return "wrong result";
+  return "";
+}
+
+TEST(CudaEmulation, TheUnplantedKernelsRunClean) {
+  TensorMap in;
+  Program sums = long_row_sums(&in);
+  EXPECT_EQ(fault_of(sums, in, nullptr), "");
+}
+
+TEST(CudaEmulation, CatchesAMissingBarrierAfterThePartialSums) {
+  TensorMap in;
+  Program p = long_row_sums(&in);
+  std::string fault = fault_of(p, in, [](const std::string& s) {
+    size_t at = s.find("__syncthreads();", s.find("partial[threadIdx.x] = c"));
+    if (at == std::string::npos) return std::string("#error no barrier\n");
+    return s.substr(0, at) + s.substr(at + 16);
+  });
+  EXPECT_NE(fault.find("race on shared memory"), std::string::npos) << fault;
+}
+
+TEST(CudaEmulation, CatchesAHalvedTreeStep) {
+  TensorMap in;
+  Program p = long_row_sums(&in);
+  std::string fault = fault_of(p, in, plant("half = blockDim.x / 2", "half = blockDim.x / 4"));
+  EXPECT_EQ(fault, "wrong result");
+}
+
+TEST(CudaEmulation, CatchesAnAtomicTurnedIntoAPlainAccumulation) {
+  const OpDef& op = find_op("gather");
+  Program grad = optimize(gradient_program(op, DType::f32));
+  std::map<std::string, std::vector<int64_t>> shapes = {
+      {"table", {10, 4}}, {"idx", {64}}, {"dy", {64, 4}}};
+  TensorMap in = testing::random_inputs(grad, shapes, 7, 9);
+  ASSERT_NE(emit_cuda(grad).find("atomicAdd(&"), std::string::npos);
+  // atomicAdd(&X, V); becomes X += V; (the comma at the call's own parenthesis depth).
+  std::string fault = fault_of(grad, in, [](const std::string& s) {
+    size_t at = s.find("atomicAdd(&"), comma = at + 11, end = 0;
+    if (at == std::string::npos) return std::string("#error no atomic\n");
+    for (int depth = 0; comma < s.size() && !(depth == 0 && s[comma] == ','); ++comma)
+      depth += s[comma] == '(' || s[comma] == '[' ? 1 : s[comma] == ')' || s[comma] == ']' ? -1 : 0;
+    end = s.find(");\n", comma);
+    return s.substr(0, at) + s.substr(at + 11, comma - at - 11) +
+           " += " + s.substr(comma + 2, end - comma - 2) + ";" + s.substr(end + 2);
+  });
+  EXPECT_NE(fault.find("race on"), std::string::npos) << fault;
+}
+
+TEST(CudaEmulation, CatchesAGridLoopRunningOnePast) {
+  Graph g;
+  g.output("y", g.unary(UnaryOp::neg, g.input("x", 1, DType::f32)));
+  Program p = lower(g);
+  TensorMap in;
+  in["x"] = Tensor(DType::f32, {256});
+  std::string fault = fault_of(p, in, plant("g < total", "g <= total"));
+  EXPECT_NE(fault.find("out of bounds"), std::string::npos) << fault;
+}
+
+}  // namespace
+}  // namespace uops

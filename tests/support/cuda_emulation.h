@@ -1,0 +1,32 @@
+// The CUDA backend's kernels run on the CPU, for tests on machines without a GPU. The generated
+// CUDA source compiles as host C++ under a small shim (tests/support/cuda_shim.inc) with the
+// system C++ compiler ($CXX, else c++; through the kernel cache), and the kernels launch from
+// the same launch plan (backends/codegen/kernel_plan.h) the CUDA backend launches from: the same
+// argument packing, grid and block sizes, zero-fill and error word.
+//
+// Blocks run one after another; the threads of a block are fibers on one OS thread, switched at
+// __syncthreads, so barriers behave as on a device. Buffers the plan does not zero start filled
+// with 0xff bytes (NaN, -1), so a wrong zero-fill decision shows. Every global and shared access
+// is checked: an index outside its buffer, or two threads touching one element between barriers
+// (blocks never order against each other) where one is a plain write or one is atomic and the
+// other plain, fails the run with a uops::Error starting "CUDA emulation: ".
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "uops/backends/executable.h"
+
+namespace uops::testing {
+
+// Edits a program's generated CUDA source before it compiles (planted faults); identity if null.
+using SourceEdit = std::function<std::string(const std::string&)>;
+
+// Many programs in one compiler call; the executables report backend() "cuda-emulation".
+std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(std::vector<Program> programs,
+                                                            const SourceEdit& edit = nullptr);
+std::unique_ptr<Executable> emulate_cuda(Program p, const SourceEdit& edit = nullptr);
+
+}  // namespace uops::testing
