@@ -5,8 +5,7 @@
 // (transposes, broadcasts, slices, shifts with padding and a fill value, flips, axis merges
 // with / and %), elementwise chains, reductions, ternaries, selects (i32 index inputs whose
 // values fall in and out of range), index values (iota) and casts, with tensors used several
-// times and 1-3 outputs. The same
-// seed and options always give the same case.
+// times and 1-3 outputs. The same seed and options always give the same case.
 #pragma once
 
 #include <cstdint>
@@ -20,11 +19,12 @@ struct RandomGraphOptions {
   DType dtype = DType::f32;  // f32 or f64: the float type of every float tensor
   int max_nodes = 12;        // non-input nodes, at most
   int max_rank = 4;
-  int max_size = 4;            // per input axis
-  bool selects = true;         // select uops with i32 index inputs
-  bool arg_reductions = true;  // argmax/argmin, giving i32 outputs
-  bool i32_inputs = true;      // i32 index inputs (selects need them)
-  bool params = true;          // reindexes shifted by an integer parameter
+  int max_size = 4;             // per input axis
+  bool selects = true;          // select uops with i32 index inputs
+  bool arg_reductions = true;   // argmax/argmin, giving i32 outputs
+  bool i32_inputs = true;       // i32 index inputs (selects need them)
+  bool params = true;           // reindexes shifted by an integer parameter
+  bool iotas_and_casts = true;  // off: the graphs of seeds found before these nodes existed
   // Sometimes an extra output "empty" with a zero-size axis, read at an index that divides by
   // a parameter $z = 0: nothing may raise, since its loops never run.
   bool empty_raising = false;
