@@ -1,5 +1,5 @@
 // The op families that make up the registry, each in its own file, appended in the order of
-// DESIGN.md section 4's table; plus the helpers several families share.
+// docs/design.md §4's table; plus the helpers several families share.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
-// The uopc commands (DESIGN.md 4). Each returns the process exit code; user errors are thrown as
-// uops::Error and become a one-line message and exit code 2 in main.
+// The uopc commands (docs/design.md §4). Each returns the process exit code; user errors are thrown
+// as uops::Error and become a one-line message and exit code 2 in main.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// uopc: the command-line face of uops (DESIGN.md 4).
+// uopc: the command-line face of uops (docs/design.md §4).
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>

@@ -1,4 +1,5 @@
-// Interpreter throughput: the oracle runs thousands of cases a minute through it (DESIGN.md 3.7).
+// Interpreter throughput: the oracle runs thousands of cases a minute through it (docs/design.md
+// §3.7).
 //   build-*/bench/core/bench_interpreter --benchmark_min_time=1
 #include <benchmark/benchmark.h>
 

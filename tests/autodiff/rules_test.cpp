@@ -138,7 +138,7 @@ TEST(BinaryGradient, PowGivesTheExponentNoGradientWhereTheBaseIsNotPositive) {
   EXPECT_EQ(out.at("dy").get(0), 0);  // not 0 * log(0) = NaN
 }
 
-// DESIGN.md 5: "its divide gradient lost a sign".
+// docs/design.md §6: "its divide gradient lost a sign".
 TEST(Traps, DivideGradientKeepsTheSignOfTheDivisor) {
   Graph g;
   Node x = g.input("x", 1, DType::f64), y = g.input("y", 1, DType::f64);
@@ -149,7 +149,8 @@ TEST(Traps, DivideGradientKeepsTheSignOfTheDivisor) {
   EXPECT_EQ(out.at("dy").get(0), -0.75);  // -x / y^2
 }
 
-// DESIGN.md 5: "gradients of a tensor used twice overwrote each other instead of accumulating".
+// docs/design.md §6: "gradients of a tensor used twice overwrote each other instead of
+// accumulating".
 TEST(Traps, ATensorUsedTwiceAccumulatesEveryUse) {
   Graph g;
   Node x = g.input("x", 1, DType::f64);
@@ -197,7 +198,7 @@ TEST(TernaryGradient, GoesToTheSelectedSideAndNeverToTheCondition) {
   EXPECT_EQ(values_of(out.at("dc")), (std::vector<double>{0, 0}));
 }
 
-// DESIGN.md 5: "its reduce gradient handled sum only". Every reduce op, over every subset of
+// docs/design.md §6: "its reduce gradient handled sum only". Every reduce op, over every subset of
 // the axes of a rank-3 input.
 class ReduceGradient : public ::testing::TestWithParam<ReduceOp> {};
 

@@ -1,5 +1,5 @@
-// Graph construction (DESIGN.md 3.1, 3.3): every mistake a caller can make while describing an
-// op is a uops::Error when the graph is built, with a message naming the culprit.
+// Graph construction (docs/design.md §3.1, §3.3): every mistake a caller can make while describing
+// an op is a uops::Error when the graph is built, with a message naming the culprit.
 #include <gtest/gtest.h>
 
 #include <functional>

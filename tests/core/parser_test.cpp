@@ -1,5 +1,5 @@
-// The index-expression parser (DESIGN.md 3.1): every grammar form, precedence, floor semantics,
-// and the exact message of every kind of syntax error.
+// The index-expression parser (docs/design.md §3.1): every grammar form, precedence, floor
+// semantics, and the exact message of every kind of syntax error.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -132,7 +132,7 @@ TEST(RuntimeNodes, ATensorReadOnlyAsAnIndexIsDeclaredRead) {
 
 TEST(RuntimeNodes, OutputsStartAtZeroOnEveryRun) {
   // y[0] += x[i] with no zeroing block: the program relies on outputs starting at zero
-  // (DESIGN.md 3.4), so a second run must not add to the first one's result.
+  // (docs/design.md §3.4), so a second run must not add to the first one's result.
   Program p;
   p.tensors = {{"x", DType::f64, {idx::dim(0, 0)}, Role::input},
                {"y", DType::f64, {idx::constant(1)}, Role::output}};

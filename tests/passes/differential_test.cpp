@@ -1,5 +1,5 @@
-// The judge of the passes (DESIGN.md 3.5): on random programs, the optimized program must give
-// what the unoptimized one gives. Fusion, substitution, bounds and simplify keep every
+// The judge of the passes (docs/design.md §3.5): on random programs, the optimized program must
+// give what the unoptimized one gives. Fusion, substitution, bounds and simplify keep every
 // operation and its order, so results match exactly (NaN matching NaN); only fusion that
 // permutes loops between pivots could reassociate a sum, which the tolerance allows.
 //

@@ -1,4 +1,4 @@
-// One test per legality rule of DESIGN.md 3.5 and section 5: each builds the smallest program
+// One test per legality rule of docs/design.md §3.5 and §6: each builds the smallest program
 // where the rule matters, checks what the pass did, and that results did not change.
 #include <gtest/gtest.h>
 
@@ -98,7 +98,7 @@ TEST(Fusion, ShiftedReadIsNotFused) {
   expect_same(p, optimize(p, {true}), {{"x", ramp(DType::f32, {5})}});
 }
 
-// DESIGN.md 3.5: two reductions of x[i,j,k], one over k and one over j.
+// docs/design.md §3.5: two reductions of x[i,j,k], one over k and one over j.
 TEST(Fusion, PivotsKeepTheirDepth) {
   Graph g;
   Node x = g.input("x", 3, DType::f64);

@@ -1,4 +1,5 @@
-// Reverse-mode automatic differentiation of a uop graph into one loop program (DESIGN.md 3.6).
+// Reverse-mode automatic differentiation of a uop graph into one loop program (docs/design.md
+// §3.6).
 //
 // The gradient program of `g` with respect to the inputs named in `wrt`:
 //   inputs   d<name> for every output `name` of g (same shape and dtype as that output), then

@@ -1,4 +1,4 @@
-// The interpreter: the executable definition of the semantics (DESIGN.md 3.4). Runs every
+// The interpreter: the executable definition of the semantics (docs/design.md §3.4). Runs every
 // program the IR can express in f32 or f64 (the program's value type). Each run binds shapes,
 // then compiles every index expression once, to an affine form over loop variables where it is
 // affine (nearly always) and to a tree of closures with constants folded otherwise, so no

@@ -1,5 +1,6 @@
-// The kernel cache the C and CUDA backends share (DESIGN.md 3.7). An artifact (a shared object,
-// PTX) is keyed by a hash of its source, the compiler's identity and the flags, and lives in
+// The kernel cache the C and CUDA backends share (docs/design.md §3.7). An artifact (a shared
+// object, PTX) is keyed by a hash of its source, the compiler's identity and the flags, and lives
+// in
 //   $UOPS_CACHE_DIR, else $XDG_CACHE_HOME/uops, else $HOME/.cache/uops.
 // Files are written under a temporary name and renamed into place, so a concurrent process sees
 // either no file or a whole one. A hit costs no compiler call.

@@ -1,4 +1,4 @@
-// Compiled programs as nodes of the scheduled runtime (DESIGN.md 3.8): the glue between the
+// Compiled programs as nodes of the scheduled runtime (docs/design.md §3.8): the glue between the
 // C backend and uops/runtime.
 //
 // A chain is a list of steps, each a program whose tensors are bound to named buffers. Steps
@@ -7,8 +7,8 @@
 //
 // Each block of each program becomes one node, whose reads and writes are the buffers its
 // statements load and store; each step also gets a first node that zero-fills its outputs and
-// temporaries, because the IR says they start at zero (DESIGN.md 3.4). Dependencies then follow
-// the step order for every buffer, exactly as if the steps ran one after the other, which is
+// temporaries, because the IR says they start at zero (docs/design.md §3.4). Dependencies then
+// follow the step order for every buffer, exactly as if the steps ran one after the other, which is
 // what interpret_chain does with the interpreter.
 //
 // A program cannot write its own inputs, so a step may not bind an output to a buffer it also

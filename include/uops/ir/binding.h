@@ -1,5 +1,5 @@
 // Binding a program to concrete inputs and parameters: the validation every backend runs before
-// it touches memory (DESIGN.md 3.3, 3.7). Checks the inputs' names, dtypes, ranks and byte
+// it touches memory (docs/design.md §3.3, §3.7). Checks the inputs' names, dtypes, ranks and byte
 // sizes, that every parameter is given, that every shape is non-negative, and every equality
 // assertion; any failure is a uops::Error and nothing has been written.
 #pragma once

@@ -1,4 +1,4 @@
-// The uop graph: how ops are described (DESIGN.md 3.3). Each call checks its arguments and
+// The uop graph: how ops are described (docs/design.md §3.3). Each call checks its arguments and
 // infers the result's shape at once, so construction errors (unknown `$name`, shape source out
 // of range, rank mismatch, unequal shapes) surface where the graph is built, not when it runs.
 //

@@ -1,5 +1,5 @@
 // Index expressions: 64-bit integer arithmetic over loop variables, tensor axis sizes and named
-// parameters (DESIGN.md 3.1). Trees are immutable and shared; the constructors fold constants
+// parameters (docs/design.md §3.1). Trees are immutable and shared; the constructors fold constants
 // and the trivial identities so that structurally equal ranges compare equal.
 //
 // The same node type serves two stages:
@@ -78,8 +78,8 @@ struct IndexEnv {
 };
 int64_t evaluate(const Index& e, const IndexEnv& env);
 
-// Text in the grammar of DESIGN.md 3.1. `leaf` names Var/Dim/Data leaves; the default prints the
-// parsed form (`i0`, `dA1`). Parentheses only where precedence needs them, so printing a parsed
+// Text in the grammar of docs/design.md §3.1. `leaf` names Var/Dim/Data leaves; the default prints
+// the parsed form (`i0`, `dA1`). Parentheses only where precedence needs them, so printing a parsed
 // expression and parsing it again gives an equal tree.
 std::string to_string(const Index& e,
                       const std::function<std::string(const IndexNode&)>& leaf = nullptr);

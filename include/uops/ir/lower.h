@@ -1,4 +1,4 @@
-// Lowering: each uop of a graph emits one loop block (DESIGN.md 3.4), in graph order.
+// Lowering: each uop of a graph emits one loop block (docs/design.md §3.4), in graph order.
 //
 // A graph without outputs is an error. Every non-input node gets a tensor: outputs take their
 // output names, the rest are temporaries named t<node>. Axis sizes asserted equal are unified (the

@@ -1,4 +1,4 @@
-// The operator vocabularies of the uops (DESIGN.md 3.3) and their names as printed.
+// The operator vocabularies of the uops (docs/design.md §3.3) and their names as printed.
 #pragma once
 
 #include <string>

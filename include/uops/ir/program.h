@@ -1,7 +1,7 @@
-// The loop-block IR (DESIGN.md 3.4). A program is a tensor table, parameters, run-time equality
-// assertions and a list of blocks run in order. A block is a perfect loop nest; running loop k
-// for each value of its range resets k's carried scalars, runs loop k+1 completely, then runs
-// k's statements. Plain structs with value semantics: passes copy and rebuild them.
+// The loop-block IR (docs/design.md §3.4). A program is a tensor table, parameters, run-time
+// equality assertions and a list of blocks run in order. A block is a perfect loop nest; running
+// loop k for each value of its range resets k's carried scalars, runs loop k+1 completely, then
+// runs k's statements. Plain structs with value semantics: passes copy and rebuild them.
 #pragma once
 
 #include <string>

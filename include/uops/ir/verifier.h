@@ -1,4 +1,4 @@
-// The verifier: every invariant of DESIGN.md 3.4 that a pass could break. Tests run it after
+// The verifier: every invariant of docs/design.md §3.4 that a pass could break. Tests run it after
 // every pass; a violation is a bug in uops, so it throws InternalError (not uops::Error).
 //
 // Checked: tensor ids and ranks of every access; shapes use only input axes and declared

@@ -1,4 +1,4 @@
-// The gradient program of an op (DESIGN.md 4): gradient(op.build(dtype), its differentiable
+// The gradient program of an op (docs/design.md §4): gradient(op.build(dtype), its differentiable
 // inputs), unoptimized. It takes d<output> for every output plus the forward inputs the gradient
 // reads (its `inputs()`; callers pass only those) and gives d<input> for every differentiable
 // input. Run passes/pipeline.h `optimize` on it for the backends.

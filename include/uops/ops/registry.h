@@ -1,5 +1,5 @@
-// The op library (DESIGN.md 4): every op described only with uops, a few lines each. Each OpDef
-// builds the op's uop graph for a float type; lowering it gives the canonical forward program
+// The op library (docs/design.md §4): every op described only with uops, a few lines each. Each
+// OpDef builds the op's uop graph for a float type; lowering it gives the canonical forward program
 // that the interpreter runs and every other implementation is checked against.
 //
 // The registry is open: `register_op` adds a user's op, and the built-in ops go through the same
@@ -82,7 +82,7 @@ struct OpDef {
 // description does not build (its graph is built and lowered once here, in f32).
 const OpDef& register_op(OpDef op);
 
-// Every registered op: the built-in ones of DESIGN.md section 4 in table order, then the users'
+// Every registered op: the built-in ones of docs/design.md §4 in table order, then the users'
 // in registration order. References stay valid when more ops are registered; register before
 // other threads look ops up (registration is serialized, lookups are not).
 const std::deque<OpDef>& all_ops();

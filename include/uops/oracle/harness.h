@@ -1,4 +1,4 @@
-// The randomized oracle harness (DESIGN.md 3.9). `check` runs an implementation of an op (a
+// The randomized oracle harness (docs/design.md §3.9). `check` runs an implementation of an op (a
 // built-in one or one the user registered) on random valid cases and compares it with the
 // canonical one (the interpreter on the op's lowered uop program), which for the built-in ops is
 // itself held to the Eigen reference on every case. A failing case is shrunk to a smaller one

@@ -1,4 +1,4 @@
-// The index-expression parser (DESIGN.md 3.1): a lexer and a recursive-descent parser over
+// The index-expression parser (docs/design.md §3.1): a lexer and a recursive-descent parser over
 //
 //   expr   := [ '+' | '-' ] term { ('+' | '-') term }
 //   term   := factor { ('*' | '/' | '%') factor }

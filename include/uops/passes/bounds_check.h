@@ -1,5 +1,5 @@
-// Bounds-check elimination (DESIGN.md 3.5). Interval analysis of every access's index over its
-// block's loop ranges and the symbolic shapes: a load or store proven in range loses its check
+// Bounds-check elimination (docs/design.md §3.5). Interval analysis of every access's index over
+// its block's loop ranges and the symbolic shapes: a load or store proven in range loses its check
 // (the interpreter treats an unchecked access that falls outside as an internal error). A load
 // proven always outside its tensor becomes its fill constant, unless evaluating its index could
 // raise an error (division, modulo, data).

@@ -1,4 +1,4 @@
-// Dead-code elimination (DESIGN.md 3.5). Keeps the statements that write, directly or through
+// Dead-code elimination (docs/design.md §3.5). Keeps the statements that write, directly or through
 // other statements, what the program outputs, stopping at program inputs; a reduce statement
 // lives when its carried scalar feeds a live statement. Blocks left without statements go, and
 // so do carried scalars nothing updates. Every temporary that no statement touches any more is

@@ -1,8 +1,8 @@
-// Loop fusion (DESIGN.md 3.5). Two blocks A (earlier) and B fuse when the loops of the shorter
-// one pair 1:1 with the outer loops of the other on equal ranges (equal expressions: lowering
-// already unified asserted-equal axes). The longer block (A on a tie) keeps its loop order; the
-// other one's loops may be permuted only between its pivots: for every pivot p, its loops 0..p
-// must land on positions 0..p, where p's statements and carried scalars then live.
+// Loop fusion (docs/design.md §3.5). Two blocks A (earlier) and B fuse when the loops of the
+// shorter one pair 1:1 with the outer loops of the other on equal ranges (equal expressions:
+// lowering already unified asserted-equal axes). The longer block (A on a tie) keeps its loop
+// order; the other one's loops may be permuted only between its pivots: for every pivot p, its
+// loops 0..p must land on positions 0..p, where p's statements and carried scalars then live.
 //
 // The data check: every tensor that one block writes and the other reads or writes must be
 // accessed by both at exactly the same index under the pairing; that index must pin (as ±v plus

@@ -1,4 +1,4 @@
-// The optimization pipeline (DESIGN.md 3.5): dead-code elimination, bounds-check elimination
+// The optimization pipeline (docs/design.md §3.5): dead-code elimination, bounds-check elimination
 // (which folds loads that read only their fill, so they block no fusion) and storage reuse, then
 // loop fusion, variable substitution and dead-code elimination repeated until the program stops
 // changing, then loop ordering, bounds-check elimination and simplification. No pass changes a

@@ -1,5 +1,5 @@
-// The C backend (DESIGN.md 3.7): one self-contained C99 translation unit per program, compiled
-// by the system compiler into a shared object and loaded with dlopen.
+// The C backend (docs/design.md §3.7): one self-contained C99 translation unit per program,
+// compiled by the system compiler into a shared object and loaded with dlopen.
 //
 // The generated entry point is
 //

@@ -1,5 +1,5 @@
-// The CUDA backend (DESIGN.md 3.7): one __global__ kernel per block. A block's outer loops whose
-// iterations are independent (or collide only in accumulations, which become atomics) map to
+// The CUDA backend (docs/design.md §3.7): one __global__ kernel per block. A block's outer loops
+// whose iterations are independent (or collide only in accumulations, which become atomics) map to
 // the grid through a flattened grid-stride loop; the rest run per thread. A block that reduces
 // into the scalars of its last grid loop gets one thread block per grid element, whose threads
 // split the reduced loops and combine their partial results in shared memory.
