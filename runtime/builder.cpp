@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "dependencies.h"
@@ -11,15 +13,27 @@ namespace uops::runtime {
 
 namespace {
 
+// Nodes of the same name run the same command, for the schedule's tie-break.
+std::vector<std::uint32_t> command_ids(const std::vector<Node>& nodes) {
+  std::unordered_map<std::string_view, std::uint32_t> ids;
+  std::vector<std::uint32_t> command;
+  command.reserve(nodes.size());
+  for (const Node& node : nodes) {
+    command.push_back(ids.try_emplace(node.name, std::uint32_t(ids.size())).first->second);
+  }
+  return command;
+}
+
 Schedule schedule_with_costs(const Graph::Data& data, const BuildOptions& options) {
+  const std::vector<std::uint32_t> command = command_ids(data.nodes);
   const bool declared = std::any_of(data.nodes.begin(), data.nodes.end(),
                                     [](const Node& node) { return node.cost_ns.has_value(); });
-  if (!declared) return make_schedule(data.successors, options.max_streams);
+  if (!declared) return make_schedule(data.successors, options.max_streams, {}, 0, command);
   std::vector<double> cost_ns;
   cost_ns.reserve(data.nodes.size());
   for (const Node& node : data.nodes)
     cost_ns.push_back(node.cost_ns.value_or(10 * options.handoff_ns));
-  return make_schedule(data.successors, options.max_streams, cost_ns, options.handoff_ns);
+  return make_schedule(data.successors, options.max_streams, cost_ns, options.handoff_ns, command);
 }
 
 }  // namespace

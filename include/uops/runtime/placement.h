@@ -23,8 +23,6 @@
 
 namespace uops::runtime {
 
-using DeviceIndex = std::uint32_t;
-
 enum class PlacementPolicy {
   round_robin,
   stream_aware,
