@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <utility>
 
 #include "dependencies.h"
@@ -12,17 +10,6 @@
 namespace uops::runtime {
 
 namespace {
-
-// Nodes of the same name run the same command, for the schedule's tie-break.
-std::vector<std::uint32_t> command_ids(const std::vector<Node>& nodes) {
-  std::unordered_map<std::string_view, std::uint32_t> ids;
-  std::vector<std::uint32_t> command;
-  command.reserve(nodes.size());
-  for (const Node& node : nodes) {
-    command.push_back(ids.try_emplace(node.name, std::uint32_t(ids.size())).first->second);
-  }
-  return command;
-}
 
 Schedule schedule_with_costs(const Graph::Data& data, const BuildOptions& options) {
   const std::vector<std::uint32_t> command = command_ids(data.nodes);

@@ -5,6 +5,8 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <string_view>
+#include <unordered_map>
 
 namespace uops::runtime {
 
@@ -142,6 +144,16 @@ Adjacency predecessors_of(const Adjacency& successors) {
     for (NodeIndex s : successors[v]) predecessors[s].push_back(v);
   }
   return predecessors;
+}
+
+std::vector<std::uint32_t> command_ids(const std::vector<Node>& nodes) {
+  std::unordered_map<std::string_view, std::uint32_t> ids;
+  std::vector<std::uint32_t> command;
+  command.reserve(nodes.size());
+  for (const Node& node : nodes) {
+    command.push_back(ids.try_emplace(node.name, std::uint32_t(ids.size())).first->second);
+  }
+  return command;
 }
 
 }  // namespace uops::runtime

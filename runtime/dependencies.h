@@ -97,4 +97,8 @@ Adjacency transitive_reduction(const Adjacency& successors, const std::vector<No
 
 Adjacency predecessors_of(const Adjacency& successors);
 
+// Per node, a command id for the schedule's tie-break: nodes of the same name run the same
+// command.
+std::vector<std::uint32_t> command_ids(const std::vector<Node>& nodes);
+
 }  // namespace uops::runtime

@@ -7,6 +7,7 @@
 #include "uops/runtime/control_flow.h"
 #include "uops/runtime/cpu_executor.h"
 #include "uops/runtime/cuda_executor.h"
+#include "uops/runtime/devices.h"
 #include "uops/runtime/error.h"
 #include "uops/runtime/graph.h"
 #include "uops/runtime/placement.h"
