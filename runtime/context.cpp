@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "dependencies.h"
+#include "eager_plan.h"
 #include "uops/runtime/error.h"
 #include "wait.h"
 
@@ -26,30 +26,20 @@ struct Context::Impl {
     std::thread thread;
     std::deque<std::shared_ptr<Computation>> queue;  // guarded by Impl::mutex
     std::shared_ptr<Computation> last;               // last launched on it, guarded too
-    std::size_t pending = 0;                         // launched and not finished, guarded too
     std::atomic<std::uint32_t> launched{0};          // bumped per launch, polled by the thread
   };
 
   const ContextOptions options;
   mutable std::mutex mutex;
+  EagerPlan plan;  // guarded by mutex
   std::vector<std::unique_ptr<Stream>> streams;
-  std::deque<StreamIndex> free_streams;  // in the order they ran out of work
   std::atomic<bool> stopping{false};
   std::atomic<bool> failed{false};
   std::exception_ptr first_error;  // guarded by mutex
+  // The active computations (see EagerPlan), guarded by mutex.
+  std::unordered_map<ComputationId, std::shared_ptr<Computation>> active;
 
-  // Host-side state, used only by the launching thread (under mutex for active()).
-  ComputationId next_id = 0;
-  AccessTracker<ComputationId> tracker;
-  struct Active {
-    std::shared_ptr<Computation> computation;
-    std::uint32_t places = 0;  // where the tracker records it
-  };
-  std::unordered_map<ComputationId, Active> active;
-
-  explicit Impl(ContextOptions o) : options(o) {
-    if (options.max_streams == 0) throw Error("Context: max_streams must be at least 1");
-  }
+  explicit Impl(ContextOptions o) : options(o), plan(o.max_streams) {}
 
   ~Impl() {
     wait_all();
@@ -90,7 +80,7 @@ struct Context::Impl {
       next->kernel = nullptr;  // release what it captured
       {
         std::lock_guard lock(mutex);
-        if (--stream.pending == 0) free_streams.push_back(index);
+        plan.finished_one(index);
       }
       next->done.store(1, std::memory_order_release);
       next->done.notify_all();
@@ -103,79 +93,33 @@ struct Context::Impl {
     }
   }
 
-  StreamIndex choose_stream(const std::vector<std::shared_ptr<Computation>>& parents) {
-    for (const auto& parent : parents) {
-      for (StreamIndex s = 0; s < streams.size(); ++s) {
-        if (streams[s]->last == parent) return s;
-      }
-    }
-    if (!free_streams.empty()) return free_streams.front();
-    if (streams.size() < options.max_streams) {
-      auto stream = std::make_unique<Stream>();
-      const auto index = static_cast<StreamIndex>(streams.size());
-      stream->thread = std::thread([this, s = stream.get(), index] { serve(*s, index); });
-      streams.push_back(std::move(stream));
-      return index;
-    }
-    StreamIndex best = 0;
-    for (StreamIndex s = 1; s < streams.size(); ++s) {
-      if (streams[s]->pending < streams[best]->pending) best = s;
-    }
-    return best;
-  }
-
   Launched launch(std::string name, CpuKernel kernel, std::vector<BufferId> reads,
                   std::vector<BufferId> writes) {
     if (!kernel) throw Error("launch: computation '" + name + "' has no kernel");
     std::lock_guard lock(mutex);
-    const ComputationId id = next_id++;
-    Launched result{id, 0, {}};
-    tracker.add(
-        id, reads, writes,
-        [&](ComputationId earlier) {
-          if (earlier != id) result.dependencies.push_back(earlier);
-        },
-        [&](ComputationId holder) { ++active[holder].places; },
-        [&](ComputationId holder) {
-          auto it = active.find(holder);
-          if (--it->second.places > 0) return;
-          if (holder != id) covered.emplace(holder, std::move(it->second.computation));
-          active.erase(it);
-        });
-    std::sort(result.dependencies.begin(), result.dependencies.end());
-    result.dependencies.erase(std::unique(result.dependencies.begin(), result.dependencies.end()),
-                              result.dependencies.end());
-
+    EagerPlan::Decision d = plan.launch(reads, writes);
     auto computation = std::make_shared<Computation>();
     computation->kernel = std::move(kernel);
-    for (ComputationId parent : result.dependencies) {
-      if (auto it = active.find(parent); it != active.end()) {
-        computation->parents.push_back(it->second.computation);
-      } else {
-        // Covered by this very launch: the tracker released it while recording us.
-        computation->parents.push_back(covered.at(parent));
-      }
+    for (ComputationId parent : d.launched.dependencies) {
+      computation->parents.push_back(active.at(parent));
     }
-    covered.clear();
+    for (ComputationId id : d.retired) active.erase(id);
     // A launch without accesses is never a dependency; it is tracked only until it finishes.
-    if (auto it = active.find(id); it != active.end()) it->second.computation = computation;
+    if (plan.is_active(d.launched.id)) active.emplace(d.launched.id, computation);
 
-    result.stream = choose_stream(computation->parents);
-    Stream& stream = *streams[result.stream];
-    if (auto it = std::find(free_streams.begin(), free_streams.end(), result.stream);
-        it != free_streams.end()) {
-      free_streams.erase(it);
+    if (d.new_stream) {
+      auto stream = std::make_unique<Stream>();
+      const StreamIndex index = d.launched.stream;
+      stream->thread = std::thread([this, s = stream.get(), index] { serve(*s, index); });
+      streams.push_back(std::move(stream));
     }
-    ++stream.pending;
+    Stream& stream = *streams[d.launched.stream];
     stream.last = computation;
     stream.queue.push_back(std::move(computation));
     stream.launched.fetch_add(1, std::memory_order_release);
     stream.launched.notify_all();
-    return result;
+    return std::move(d.launched);
   }
-
-  // Holds computations the launch being recorded covered, until it has taken them as parents.
-  std::unordered_map<ComputationId, std::shared_ptr<Computation>> covered;
 
   // Waits for the last computation of every stream: each stream runs its queue in order.
   void wait_all() {
@@ -193,8 +137,7 @@ struct Context::Impl {
     std::vector<std::shared_ptr<Computation>> touching;
     {
       std::lock_guard lock(mutex);
-      tracker.last_accesses(
-          b, write, [&](ComputationId id) { touching.push_back(active.at(id).computation); });
+      for (ComputationId id : plan.touching(b, write)) touching.push_back(active.at(id));
     }
     for (const auto& c : touching) wait_done(*c);
     std::lock_guard lock(mutex);
@@ -204,7 +147,7 @@ struct Context::Impl {
   void sync() {
     wait_all();
     std::lock_guard lock(mutex);
-    tracker.clear();
+    plan.clear();
     active.clear();
     for (auto& stream : streams) stream->last = nullptr;
     failed.store(false, std::memory_order_relaxed);
@@ -234,10 +177,7 @@ void Context::sync() {
 
 std::vector<ComputationId> Context::active() const {
   std::lock_guard lock(impl_->mutex);
-  std::vector<ComputationId> ids;
-  for (const auto& [id, entry] : impl_->active) ids.push_back(id);
-  std::sort(ids.begin(), ids.end());
-  return ids;
+  return impl_->plan.active();
 }
 
 std::size_t Context::stream_count() const {
