@@ -6,6 +6,7 @@
 #include "uops/runtime/context.h"
 #include "uops/runtime/control_flow.h"
 #include "uops/runtime/cpu_executor.h"
+#include "uops/runtime/cuda_context.h"
 #include "uops/runtime/cuda_executor.h"
 #include "uops/runtime/devices.h"
 #include "uops/runtime/error.h"
