@@ -6,7 +6,6 @@
 #include <exception>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 
 #include "eager_plan.h"
@@ -36,8 +35,11 @@ struct Context::Impl {
   std::atomic<bool> stopping{false};
   std::atomic<bool> failed{false};
   std::exception_ptr first_error;  // guarded by mutex
-  // The active computations (see EagerPlan), guarded by mutex.
-  std::unordered_map<ComputationId, std::shared_ptr<Computation>> active;
+  // The active computations (see EagerPlan) by id - active_first, null where not active;
+  // guarded by mutex. Ids only grow, and nulls leave the front.
+  std::deque<std::shared_ptr<Computation>> active;
+  ComputationId active_first = 0;
+  std::shared_ptr<Computation>& handle(ComputationId id) { return active[id - active_first]; }
 
   explicit Impl(ContextOptions o) : options(o), plan(o.max_streams) {}
 
@@ -51,40 +53,57 @@ struct Context::Impl {
     for (auto& stream : streams) stream->thread.join();
   }
 
+  // Takes the whole queue at once and reports the batch finished at once: two lock
+  // acquisitions per batch rather than per computation, so the launching thread rarely waits.
   void serve(Stream& stream, StreamIndex index) {
+    std::deque<std::shared_ptr<Computation>> batch;
     for (std::uint32_t seen = 0;;) {
-      std::shared_ptr<Computation> next;
       {
         std::lock_guard lock(mutex);
-        if (!stream.queue.empty()) {
-          next = std::move(stream.queue.front());
-          stream.queue.pop_front();
-        }
+        batch.swap(stream.queue);
       }
-      if (!next) {
+      if (batch.empty()) {
         if (stopping.load(std::memory_order_acquire)) return;
         seen = await_change(stream.launched, seen, options.spin);
         continue;
       }
-      for (const auto& parent : next->parents) wait_done(*parent);
-      next->parents.clear();
-      if (!failed.load(std::memory_order_relaxed)) {
-        try {
-          next->kernel();
-        } catch (...) {
-          std::lock_guard lock(mutex);
-          if (!first_error) first_error = std::current_exception();
-          failed.store(true, std::memory_order_relaxed);
-        }
+      // The last one is published only once the stream counts as free, so that a host that
+      // waited for it finds the stream free.
+      std::shared_ptr<Computation> last = std::move(batch.back());
+      batch.pop_back();
+      for (const std::shared_ptr<Computation>& next : batch) {
+        execute(*next);
+        publish(*next);
       }
-      next->kernel = nullptr;  // release what it captured
+      execute(*last);
+      const std::size_t count = batch.size() + 1;
+      batch.clear();
       {
         std::lock_guard lock(mutex);
-        plan.finished_one(index);
+        plan.finished(index, count);
       }
-      next->done.store(1, std::memory_order_release);
-      next->done.notify_all();
+      publish(*last);
     }
+  }
+
+  void execute(Computation& c) {
+    for (const auto& parent : c.parents) wait_done(*parent);
+    c.parents.clear();
+    if (!failed.load(std::memory_order_relaxed)) {
+      try {
+        c.kernel();
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!first_error) first_error = std::current_exception();
+        failed.store(true, std::memory_order_relaxed);
+      }
+    }
+    c.kernel = nullptr;  // release what it captured
+  }
+
+  static void publish(Computation& c) {
+    c.done.store(1, std::memory_order_release);
+    c.done.notify_all();
   }
 
   void wait_done(const Computation& c) const {
@@ -100,12 +119,14 @@ struct Context::Impl {
     EagerPlan::Decision d = plan.launch(reads, writes);
     auto computation = std::make_shared<Computation>();
     computation->kernel = std::move(kernel);
+    computation->parents.reserve(d.launched.dependencies.size());
     for (ComputationId parent : d.launched.dependencies) {
-      computation->parents.push_back(active.at(parent));
+      computation->parents.push_back(handle(parent));
     }
-    for (ComputationId id : d.retired) active.erase(id);
+    for (ComputationId id : d.retired) handle(id) = nullptr;
     // A launch without accesses is never a dependency; it is tracked only until it finishes.
-    if (plan.is_active(d.launched.id)) active.emplace(d.launched.id, computation);
+    active.push_back(plan.is_active(d.launched.id) ? computation : nullptr);
+    for (; !active.empty() && !active.front(); ++active_first) active.pop_front();
 
     if (d.new_stream) {
       auto stream = std::make_unique<Stream>();
@@ -137,7 +158,7 @@ struct Context::Impl {
     std::vector<std::shared_ptr<Computation>> touching;
     {
       std::lock_guard lock(mutex);
-      for (ComputationId id : plan.touching(b, write)) touching.push_back(active.at(id));
+      for (ComputationId id : plan.touching(b, write)) touching.push_back(handle(id));
     }
     for (const auto& c : touching) wait_done(*c);
     std::lock_guard lock(mutex);
@@ -148,6 +169,7 @@ struct Context::Impl {
     wait_all();
     std::lock_guard lock(mutex);
     plan.clear();
+    active_first += active.size();
     active.clear();
     for (auto& stream : streams) stream->last = nullptr;
     failed.store(false, std::memory_order_relaxed);

@@ -13,19 +13,18 @@ EagerPlan::EagerPlan(std::size_t max_streams) : max_streams_(max_streams) {
 EagerPlan::Decision EagerPlan::launch(const std::vector<BufferId>& reads,
                                       const std::vector<BufferId>& writes) {
   const ComputationId id = next_id_++;
+  places_.push_back(0);
   Decision d{Launched{id, 0, {}}, {}, false};
   tracker_.add(
       id, reads, writes,
       [&](ComputationId earlier) {
         if (earlier != id) d.launched.dependencies.push_back(earlier);
       },
-      [&](ComputationId holder) { ++places_[holder]; },
+      [&](ComputationId holder) { ++places_[holder - first_]; },
       [&](ComputationId holder) {
-        auto it = places_.find(holder);
-        if (--it->second > 0) return;
-        places_.erase(it);
-        if (holder != id) d.retired.push_back(holder);
+        if (--places_[holder - first_] == 0 && holder != id) d.retired.push_back(holder);
       });
+  for (; !places_.empty() && places_.front() == 0; ++first_) places_.pop_front();
   auto& deps = d.launched.dependencies;
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
@@ -58,8 +57,9 @@ StreamIndex EagerPlan::choose_stream(const std::vector<ComputationId>& parents, 
   return best;
 }
 
-void EagerPlan::finished_one(StreamIndex s) {
-  if (--streams_[s].pending == 0) free_.push_back(s);
+void EagerPlan::finished(StreamIndex s, std::size_t count) {
+  streams_[s].pending -= count;
+  if (streams_[s].pending == 0) free_.push_back(s);
 }
 
 void EagerPlan::finished_all(StreamIndex s) {
@@ -77,13 +77,15 @@ std::vector<ComputationId> EagerPlan::touching(BufferId b, bool write) const {
 void EagerPlan::clear() {
   tracker_.clear();
   places_.clear();
+  first_ = next_id_;
   for (Stream& stream : streams_) stream.last.reset();
 }
 
 std::vector<ComputationId> EagerPlan::active() const {
   std::vector<ComputationId> ids;
-  for (const auto& [id, places] : places_) ids.push_back(id);
-  std::sort(ids.begin(), ids.end());
+  for (std::size_t i = 0; i < places_.size(); ++i) {
+    if (places_[i] > 0) ids.push_back(first_ + i);
+  }
   return ids;
 }
 

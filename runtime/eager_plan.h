@@ -8,7 +8,6 @@
 
 #include <deque>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "dependencies.h"
@@ -35,8 +34,9 @@ class EagerPlan {
   // fewer than max_streams exist; else on the stream with the fewest pending launches.
   Decision launch(const std::vector<BufferId>& reads, const std::vector<BufferId>& writes);
 
-  // One launch on stream s finished (CPU), or all of them did (CUDA, from an event query).
-  void finished_one(StreamIndex s);
+  // `count` launches on stream s finished (CPU), or all of them did (CUDA, from an event
+  // query).
+  void finished(StreamIndex s, std::size_t count);
   void finished_all(StreamIndex s);
 
   // What a host read (write) of b waits for: the last writer, and for a write also the
@@ -46,7 +46,9 @@ class EagerPlan {
   void clear();
 
   std::vector<ComputationId> active() const;  // ascending
-  bool is_active(ComputationId id) const { return places_.count(id) != 0; }
+  bool is_active(ComputationId id) const {
+    return id >= first_ && id - first_ < places_.size() && places_[id - first_] > 0;
+  }
   std::size_t stream_count() const { return streams_.size(); }
   std::optional<ComputationId> last_on(StreamIndex s) const { return streams_[s].last; }
   std::size_t pending_on(StreamIndex s) const { return streams_[s].pending; }
@@ -61,7 +63,10 @@ class EagerPlan {
   std::size_t max_streams_;
   ComputationId next_id_ = 0;
   AccessTracker<ComputationId> tracker_;
-  std::unordered_map<ComputationId, std::uint32_t> places_;  // active: where the tracker holds it
+  // places_[id - first_]: where the tracker holds computation id, 0 once it is not active. Ids
+  // only grow and inactive ones leave the front, so this spans the oldest active one onwards.
+  std::deque<std::uint32_t> places_;
+  ComputationId first_ = 0;
   std::vector<Stream> streams_;
   std::deque<StreamIndex> free_;  // in the order they ran out of work
 };
