@@ -21,22 +21,8 @@ namespace uops::runtime {
 namespace {
 
 using Ids = std::vector<ComputationId>;
-constexpr std::size_t kWords = 1 << 18;
-constexpr std::size_t kBytes = kWords * sizeof(std::uint32_t);
-
-class CudaContextTest : public ::testing::Test {
+class CudaContextTest : public DeviceBuffersTest<6, (1 << 18)> {
  protected:
-  void SetUp() override {
-    if (!CudaExecutor::available()) GTEST_SKIP() << "no CUDA device";
-    driver_ = std::make_unique<TestDriver>();
-    for (CUdeviceptr& buffer : buffers_) TestDriver::ok(driver_->cuMemAlloc(&buffer, kBytes));
-  }
-  void TearDown() override {
-    for (CUdeviceptr buffer : buffers_) {
-      if (buffer) driver_->cuMemFree(buffer);
-    }
-  }
-
   CudaKernel fill(int buffer, unsigned value) {
     TestDriver* cu = driver_.get();
     CUdeviceptr dst = buffers_[buffer];
@@ -53,9 +39,6 @@ class CudaContextTest : public ::testing::Test {
     TestDriver::ok(driver_->cuMemcpyDtoH(&value, buffers_[buffer] + kBytes - 4, 4));
     return value;
   }
-
-  std::unique_ptr<TestDriver> driver_;
-  std::array<CUdeviceptr, 6> buffers_{};
 };
 
 TEST_F(CudaContextTest, RandomProgramsComputeAsSequentially) {

@@ -18,22 +18,8 @@
 namespace uops::runtime {
 namespace {
 
-constexpr std::size_t kWords = 1 << 20;
-constexpr std::size_t kBytes = kWords * sizeof(std::uint32_t);
-
-class CudaExecutorTest : public ::testing::Test {
+class CudaExecutorTest : public DeviceBuffersTest<4, (1 << 20)> {
  protected:
-  void SetUp() override {
-    if (!CudaExecutor::available()) GTEST_SKIP() << "no CUDA device";
-    driver_ = std::make_unique<TestDriver>();
-    for (CUdeviceptr& buffer : buffers_) TestDriver::ok(driver_->cuMemAlloc(&buffer, kBytes));
-  }
-  void TearDown() override {
-    for (CUdeviceptr buffer : buffers_) {
-      if (buffer) driver_->cuMemFree(buffer);
-    }
-  }
-
   // fill a=7; b=a and c=a in parallel; fill a=9 (after both copies); d=a. Expect b=c=7, d=9.
   Graph copy_graph(bool fail = false) {
     auto [a, b, c, d] = buffers_;
@@ -72,9 +58,6 @@ class CudaExecutorTest : public ::testing::Test {
       EXPECT_EQ(word(3, index), 9u);
     }
   }
-
-  std::unique_ptr<TestDriver> driver_;
-  std::array<CUdeviceptr, 4> buffers_{};
 };
 
 TEST_F(CudaExecutorTest, EagerRunsRepeatedly) {

@@ -3,10 +3,15 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 
+#include <array>
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
+
+#include "uops/runtime/cuda_executor.h"
 
 namespace uops::runtime {
 
@@ -57,6 +62,29 @@ struct TestDriver {
   static void ok(CUresult result) {
     if (result != 0) throw std::runtime_error("driver error " + std::to_string(result));
   }
+};
+
+// A fixture that skips without a device, and otherwise holds N device buffers of `Words`
+// 32-bit words each.
+template <std::size_t N, std::size_t Words>
+class DeviceBuffersTest : public ::testing::Test {
+ protected:
+  static constexpr std::size_t kWords = Words;
+  static constexpr std::size_t kBytes = Words * 4;
+
+  void SetUp() override {
+    if (!CudaExecutor::available()) GTEST_SKIP() << "no CUDA device";
+    driver_ = std::make_unique<TestDriver>();
+    for (CUdeviceptr& buffer : buffers_) TestDriver::ok(driver_->cuMemAlloc(&buffer, kBytes));
+  }
+  void TearDown() override {
+    for (CUdeviceptr buffer : buffers_) {
+      if (buffer) driver_->cuMemFree(buffer);
+    }
+  }
+
+  std::unique_ptr<TestDriver> driver_;
+  std::array<CUdeviceptr, N> buffers_{};
 };
 
 }  // namespace uops::runtime
