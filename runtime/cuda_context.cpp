@@ -128,6 +128,7 @@ struct CudaContext::Impl {
       std::lock_guard lock(mutex);
       for (ComputationId id : plan.touching(b, write)) touching.push_back(active.at(id));
     }
+    check(*cu, cu->cuCtxSetCurrent(context), "cuCtxSetCurrent");
     for (const auto& e : touching) {
       check(*cu, cu->cuEventSynchronize(e->event), "cuEventSynchronize");
     }
