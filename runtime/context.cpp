@@ -6,10 +6,9 @@
 #include <exception>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 
-#include "dependencies.h"
+#include "eager_plan.h"
 #include "uops/runtime/error.h"
 #include "wait.h"
 
@@ -26,30 +25,23 @@ struct Context::Impl {
     std::thread thread;
     std::deque<std::shared_ptr<Computation>> queue;  // guarded by Impl::mutex
     std::shared_ptr<Computation> last;               // last launched on it, guarded too
-    std::size_t pending = 0;                         // launched and not finished, guarded too
     std::atomic<std::uint32_t> launched{0};          // bumped per launch, polled by the thread
   };
 
   const ContextOptions options;
   mutable std::mutex mutex;
+  EagerPlan plan;  // guarded by mutex
   std::vector<std::unique_ptr<Stream>> streams;
-  std::deque<StreamIndex> free_streams;  // in the order they ran out of work
   std::atomic<bool> stopping{false};
   std::atomic<bool> failed{false};
   std::exception_ptr first_error;  // guarded by mutex
+  // The active computations (see EagerPlan) by id - active_first, null where not active;
+  // guarded by mutex. Ids only grow, and nulls leave the front.
+  std::deque<std::shared_ptr<Computation>> active;
+  ComputationId active_first = 0;
+  std::shared_ptr<Computation>& handle(ComputationId id) { return active[id - active_first]; }
 
-  // Host-side state, used only by the launching thread (under mutex for active()).
-  ComputationId next_id = 0;
-  AccessTracker<ComputationId> tracker;
-  struct Active {
-    std::shared_ptr<Computation> computation;
-    std::uint32_t places = 0;  // where the tracker records it
-  };
-  std::unordered_map<ComputationId, Active> active;
-
-  explicit Impl(ContextOptions o) : options(o) {
-    if (options.max_streams == 0) throw Error("Context: max_streams must be at least 1");
-  }
+  explicit Impl(ContextOptions o) : options(o), plan(o.max_streams) {}
 
   ~Impl() {
     wait_all();
@@ -61,40 +53,57 @@ struct Context::Impl {
     for (auto& stream : streams) stream->thread.join();
   }
 
+  // Takes the whole queue at once and reports the batch finished at once: two lock
+  // acquisitions per batch rather than per computation, so the launching thread rarely waits.
   void serve(Stream& stream, StreamIndex index) {
+    std::deque<std::shared_ptr<Computation>> batch;
     for (std::uint32_t seen = 0;;) {
-      std::shared_ptr<Computation> next;
       {
         std::lock_guard lock(mutex);
-        if (!stream.queue.empty()) {
-          next = std::move(stream.queue.front());
-          stream.queue.pop_front();
-        }
+        batch.swap(stream.queue);
       }
-      if (!next) {
+      if (batch.empty()) {
         if (stopping.load(std::memory_order_acquire)) return;
         seen = await_change(stream.launched, seen, options.spin);
         continue;
       }
-      for (const auto& parent : next->parents) wait_done(*parent);
-      next->parents.clear();
-      if (!failed.load(std::memory_order_relaxed)) {
-        try {
-          next->kernel();
-        } catch (...) {
-          std::lock_guard lock(mutex);
-          if (!first_error) first_error = std::current_exception();
-          failed.store(true, std::memory_order_relaxed);
-        }
+      // The last one is published only once the stream counts as free, so that a host that
+      // waited for it finds the stream free.
+      std::shared_ptr<Computation> last = std::move(batch.back());
+      batch.pop_back();
+      for (const std::shared_ptr<Computation>& next : batch) {
+        execute(*next);
+        publish(*next);
       }
-      next->kernel = nullptr;  // release what it captured
+      execute(*last);
+      const std::size_t count = batch.size() + 1;
+      batch.clear();
       {
         std::lock_guard lock(mutex);
-        if (--stream.pending == 0) free_streams.push_back(index);
+        plan.finished(index, count);
       }
-      next->done.store(1, std::memory_order_release);
-      next->done.notify_all();
+      publish(*last);
     }
+  }
+
+  void execute(Computation& c) {
+    for (const auto& parent : c.parents) wait_done(*parent);
+    c.parents.clear();
+    if (!failed.load(std::memory_order_relaxed)) {
+      try {
+        c.kernel();
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!first_error) first_error = std::current_exception();
+        failed.store(true, std::memory_order_relaxed);
+      }
+    }
+    c.kernel = nullptr;  // release what it captured
+  }
+
+  static void publish(Computation& c) {
+    c.done.store(1, std::memory_order_release);
+    c.done.notify_all();
   }
 
   void wait_done(const Computation& c) const {
@@ -103,79 +112,35 @@ struct Context::Impl {
     }
   }
 
-  StreamIndex choose_stream(const std::vector<std::shared_ptr<Computation>>& parents) {
-    for (const auto& parent : parents) {
-      for (StreamIndex s = 0; s < streams.size(); ++s) {
-        if (streams[s]->last == parent) return s;
-      }
-    }
-    if (!free_streams.empty()) return free_streams.front();
-    if (streams.size() < options.max_streams) {
-      auto stream = std::make_unique<Stream>();
-      const auto index = static_cast<StreamIndex>(streams.size());
-      stream->thread = std::thread([this, s = stream.get(), index] { serve(*s, index); });
-      streams.push_back(std::move(stream));
-      return index;
-    }
-    StreamIndex best = 0;
-    for (StreamIndex s = 1; s < streams.size(); ++s) {
-      if (streams[s]->pending < streams[best]->pending) best = s;
-    }
-    return best;
-  }
-
   Launched launch(std::string name, CpuKernel kernel, std::vector<BufferId> reads,
                   std::vector<BufferId> writes) {
     if (!kernel) throw Error("launch: computation '" + name + "' has no kernel");
     std::lock_guard lock(mutex);
-    const ComputationId id = next_id++;
-    Launched result{id, 0, {}};
-    tracker.add(
-        id, reads, writes,
-        [&](ComputationId earlier) {
-          if (earlier != id) result.dependencies.push_back(earlier);
-        },
-        [&](ComputationId holder) { ++active[holder].places; },
-        [&](ComputationId holder) {
-          auto it = active.find(holder);
-          if (--it->second.places > 0) return;
-          if (holder != id) covered.emplace(holder, std::move(it->second.computation));
-          active.erase(it);
-        });
-    std::sort(result.dependencies.begin(), result.dependencies.end());
-    result.dependencies.erase(std::unique(result.dependencies.begin(), result.dependencies.end()),
-                              result.dependencies.end());
-
+    EagerPlan::Decision d = plan.launch(reads, writes);
     auto computation = std::make_shared<Computation>();
     computation->kernel = std::move(kernel);
-    for (ComputationId parent : result.dependencies) {
-      if (auto it = active.find(parent); it != active.end()) {
-        computation->parents.push_back(it->second.computation);
-      } else {
-        // Covered by this very launch: the tracker released it while recording us.
-        computation->parents.push_back(covered.at(parent));
-      }
+    computation->parents.reserve(d.launched.dependencies.size());
+    for (ComputationId parent : d.launched.dependencies) {
+      computation->parents.push_back(handle(parent));
     }
-    covered.clear();
+    for (ComputationId id : d.retired) handle(id) = nullptr;
     // A launch without accesses is never a dependency; it is tracked only until it finishes.
-    if (auto it = active.find(id); it != active.end()) it->second.computation = computation;
+    active.push_back(plan.is_active(d.launched.id) ? computation : nullptr);
+    for (; !active.empty() && !active.front(); ++active_first) active.pop_front();
 
-    result.stream = choose_stream(computation->parents);
-    Stream& stream = *streams[result.stream];
-    if (auto it = std::find(free_streams.begin(), free_streams.end(), result.stream);
-        it != free_streams.end()) {
-      free_streams.erase(it);
+    if (d.new_stream) {
+      auto stream = std::make_unique<Stream>();
+      const StreamIndex index = d.launched.stream;
+      stream->thread = std::thread([this, s = stream.get(), index] { serve(*s, index); });
+      streams.push_back(std::move(stream));
     }
-    ++stream.pending;
+    Stream& stream = *streams[d.launched.stream];
     stream.last = computation;
     stream.queue.push_back(std::move(computation));
     stream.launched.fetch_add(1, std::memory_order_release);
     stream.launched.notify_all();
-    return result;
+    return std::move(d.launched);
   }
-
-  // Holds computations the launch being recorded covered, until it has taken them as parents.
-  std::unordered_map<ComputationId, std::shared_ptr<Computation>> covered;
 
   // Waits for the last computation of every stream: each stream runs its queue in order.
   void wait_all() {
@@ -193,8 +158,7 @@ struct Context::Impl {
     std::vector<std::shared_ptr<Computation>> touching;
     {
       std::lock_guard lock(mutex);
-      tracker.last_accesses(
-          b, write, [&](ComputationId id) { touching.push_back(active.at(id).computation); });
+      for (ComputationId id : plan.touching(b, write)) touching.push_back(handle(id));
     }
     for (const auto& c : touching) wait_done(*c);
     std::lock_guard lock(mutex);
@@ -204,7 +168,8 @@ struct Context::Impl {
   void sync() {
     wait_all();
     std::lock_guard lock(mutex);
-    tracker.clear();
+    plan.clear();
+    active_first += active.size();
     active.clear();
     for (auto& stream : streams) stream->last = nullptr;
     failed.store(false, std::memory_order_relaxed);
@@ -234,10 +199,7 @@ void Context::sync() {
 
 std::vector<ComputationId> Context::active() const {
   std::lock_guard lock(impl_->mutex);
-  std::vector<ComputationId> ids;
-  for (const auto& [id, entry] : impl_->active) ids.push_back(id);
-  std::sort(ids.begin(), ids.end());
-  return ids;
+  return impl_->plan.active();
 }
 
 std::size_t Context::stream_count() const {

@@ -44,6 +44,8 @@ Loaded load() {
       resolve(library, "cuEventCreate", d.cuEventCreate, e) &&
       resolve(library, "cuEventDestroy_v2", d.cuEventDestroy, e) &&
       resolve(library, "cuEventRecord", d.cuEventRecord, e) &&
+      resolve(library, "cuEventQuery", d.cuEventQuery, e) &&
+      resolve(library, "cuEventSynchronize", d.cuEventSynchronize, e) &&
       resolve(library, "cuEventElapsedTime", d.cuEventElapsedTime, e) &&
       resolve(library, "cuStreamBeginCapture_v2", d.cuStreamBeginCapture, e) &&
       resolve(library, "cuStreamEndCapture", d.cuStreamEndCapture, e) &&

@@ -17,6 +17,7 @@ using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
 constexpr unsigned CU_EVENT_DEFAULT = 0x0;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
@@ -39,6 +40,8 @@ struct Driver {
   CUresult (*cuEventCreate)(CUevent* event, unsigned flags);
   CUresult (*cuEventDestroy)(CUevent event);
   CUresult (*cuEventRecord)(CUevent event, CUstream stream);
+  CUresult (*cuEventQuery)(CUevent event);
+  CUresult (*cuEventSynchronize)(CUevent event);
   CUresult (*cuEventElapsedTime)(float* milliseconds, CUevent start, CUevent end);
   CUresult (*cuStreamBeginCapture)(CUstream stream, int mode);
   CUresult (*cuStreamEndCapture)(CUstream stream, CUgraph* graph);

@@ -5,6 +5,8 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <string_view>
+#include <unordered_map>
 
 namespace uops::runtime {
 
@@ -100,7 +102,16 @@ Adjacency transitive_reduction(const Adjacency& successors, const std::vector<No
 
   // Columns are handled in blocks of at most kBlockWords * 64, so the bitsets take a bounded
   // number of bytes per node. reach[v]: the block's columns reachable from v by one or more
-  // edges; only nodes ordered before the block's last column can reach it.
+  // edges; only nodes ordered before the block's last column can reach it, and only nodes from
+  // the block's earliest predecessor on can lose an edge into it or be the successor that
+  // makes one redundant, so a block's pass ends there: graphs whose edges span a bounded
+  // stretch of the order (layers, buffers rewritten again and again) cost linear time.
+  std::vector<std::uint32_t> earliest_predecessor(n, std::numeric_limits<std::uint32_t>::max());
+  for (NodeIndex v = 0; v < n; ++v) {
+    for (NodeIndex s : reduced[v]) {
+      earliest_predecessor[s] = std::min(earliest_predecessor[s], position[v]);
+    }
+  }
   constexpr std::size_t kBlockWords = 16;
   const std::size_t blocks = (columns.size() + 64 * kBlockWords - 1) / (64 * kBlockWords);
   const std::size_t words = std::min(kBlockWords, (columns.size() + 63) / 64);
@@ -113,7 +124,11 @@ Adjacency transitive_reduction(const Adjacency& successors, const std::vector<No
       return column[s] != kNoColumn && column[s] >= first && column[s] <= last;
     };
     auto bit = [&](NodeIndex s) { return column[s] - first; };
-    for (std::size_t i = position[columns[last]] + 1; i-- > 0;) {
+    std::uint32_t stop = position[columns[last]];
+    for (std::size_t c = first; c <= last; ++c) {
+      stop = std::min(stop, earliest_predecessor[columns[c]]);
+    }
+    for (std::size_t i = position[columns[last]] + 1; i-- > stop;) {
       const NodeIndex v = order[i];
       std::uint64_t* mine = &reach[v * words];
       std::fill(mine, mine + words, 0);
@@ -142,6 +157,16 @@ Adjacency predecessors_of(const Adjacency& successors) {
     for (NodeIndex s : successors[v]) predecessors[s].push_back(v);
   }
   return predecessors;
+}
+
+std::vector<std::uint32_t> command_ids(const std::vector<Node>& nodes) {
+  std::unordered_map<std::string_view, std::uint32_t> ids;
+  std::vector<std::uint32_t> command;
+  command.reserve(nodes.size());
+  for (const Node& node : nodes) {
+    command.push_back(ids.try_emplace(node.name, std::uint32_t(ids.size())).first->second);
+  }
+  return command;
 }
 
 }  // namespace uops::runtime

@@ -91,10 +91,15 @@ TopologicalOrder topological_order(const Adjacency& successors);
 
 // Drops every edge u -> v for which another path from u to v exists, and duplicates; successor
 // lists come out sorted. Memory is linear in nodes + edges (at most 128 bytes of reachability
-// bits per node); time is that of one pass over the graph per 1,024 targets that some node
-// could reach twice, and no pass at all when no node can.
+// bits per node); time is that of one pass per 1,024 targets that some node could reach twice
+// (none when no node can), each over the nodes from the targets' earliest predecessor to the
+// last target in `order`: linear when edges span a bounded stretch of the order.
 Adjacency transitive_reduction(const Adjacency& successors, const std::vector<NodeIndex>& order);
 
 Adjacency predecessors_of(const Adjacency& successors);
+
+// Per node, a command id for the schedule's tie-break: nodes of the same name run the same
+// command.
+std::vector<std::uint32_t> command_ids(const std::vector<Node>& nodes);
 
 }  // namespace uops::runtime

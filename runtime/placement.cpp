@@ -39,6 +39,7 @@ class Placer {
   Placement run(PlacementPolicy policy) {
     Placement result;
     result.device_of.resize(graph_.size());
+    std::vector<BufferId> written;
     simulate_init();
     for (NodeIndex n = 0; n < graph_.size(); ++n) {
       const DeviceIndex d = choose(policy, n);
@@ -49,13 +50,23 @@ class Placer {
         if (holders.count(d)) continue;
         const auto [from, time] = fastest_copy(b, d);
         holders.insert(d);
-        if (bytes(b) == 0) continue;  // nothing to move
         result.transfers.push_back(Transfer{b, from, d, n, bytes(b), time});
         result.bytes_moved += bytes(b);
         result.transfer_ns += time;
       }
-      for (BufferId b : graph_.node(n).writes) holders_of(b) = {d};
+      for (BufferId b : graph_.node(n).writes) {
+        holders_of(b) = {d};
+        written.push_back(b);
+      }
       simulate_place(n, d);
+    }
+    std::sort(written.begin(), written.end());
+    written.erase(std::unique(written.begin(), written.end()), written.end());
+    for (BufferId b : written) {
+      if (holders_of(b).count(0)) continue;
+      const auto [from, time] = fastest_copy(b, 0);
+      result.gather.push_back(
+          Transfer{b, from, 0, static_cast<NodeIndex>(graph_.size()), bytes(b), time});
     }
     return result;
   }

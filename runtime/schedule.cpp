@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 
 #include "dependencies.h"
 #include "uops/runtime/error.h"
@@ -31,11 +32,15 @@ std::vector<std::uint32_t> compute_ranks(const Adjacency& successors,
 // other in a circle.
 class Placer {
  public:
+  // With `group` (one entry per node), node v may only go on streams
+  // group[v] * streams_per_group .. + streams_per_group - 1, which all exist from the start.
   Placer(const Adjacency& successors, const Adjacency& predecessors, std::size_t max_streams,
-         std::span<const double> cost_ns, double handoff_ns, Schedule& schedule)
+         std::span<const double> cost_ns, double handoff_ns, std::span<const std::uint32_t> command,
+         std::span<const std::uint32_t> group, std::size_t streams_per_group, Schedule& schedule)
       : successors_(successors),
         predecessors_(predecessors),
-        limit_(std::min(max_streams, std::max<std::size_t>(successors.size(), 1))),
+        limit_(group.empty() ? std::min(max_streams, std::max<std::size_t>(successors.size(), 1))
+                             : max_streams),
         schedule_(schedule),
         position_(successors.size(), 0),
         placed_at_(successors.size(), 0),
@@ -43,8 +48,12 @@ class Placer {
         ancestor_position_(successors.size() * limit_, -1),
         cost_ns_(cost_ns),
         handoff_ns_(handoff_ns),
-        finish_(cost_ns.empty() ? 0 : successors.size(), 0) {
+        finish_(cost_ns.empty() ? 0 : successors.size(), 0),
+        command_(command),
+        group_(group),
+        streams_per_group_(streams_per_group) {
     schedule_.stream_of.assign(successors.size(), kUnassigned);
+    if (!group.empty()) schedule_.streams.resize(limit_);
     for (NodeIndex v = 0; v < successors.size(); ++v) {
       unplaced_predecessors_[v] = static_cast<std::uint32_t>(predecessors[v].size());
     }
@@ -60,6 +69,7 @@ class Placer {
       std::optional<NodeIndex> next;
       for (NodeIndex s : successors_[at]) {
         if (schedule_.stream_of[s] != kUnassigned || unplaced_predecessors_[s] != 0) continue;
+        if (!group_.empty() && group_[s] != group_[v]) continue;
         if (!next || schedule_.rank[s] > schedule_.rank[*next]) next = s;
       }
       if (!next) break;
@@ -84,24 +94,37 @@ class Placer {
     }
   }
 
+  // NNC's tie-break: among streams equally good for v, prefer one that already ran v's command
+  // (kernels of one command share workspace and context).
   StreamIndex choose_stream(NodeIndex v) const {
     const std::int32_t* ancestors = &ancestor_position_[v * limit_];
-    std::optional<StreamIndex> recyclable;
-    for (StreamIndex t = 0; t < schedule_.streams.size(); ++t) {
+    const StreamIndex first = group_.empty() ? 0 : group_[v] * streams_per_group_;
+    const StreamIndex end = group_.empty() ? static_cast<StreamIndex>(schedule_.streams.size())
+                                           : first + streams_per_group_;
+    auto better = [&](std::optional<StreamIndex>& best, StreamIndex t) {
+      if (!best || (!ran_command(*best, v) && ran_command(t, v))) best = t;
+    };
+    std::optional<StreamIndex> follower, recyclable, fresh;
+    for (StreamIndex t = first; t < end; ++t) {
+      if (schedule_.streams[t].empty()) {
+        if (!fresh) fresh = t;
+        continue;
+      }
       const NodeIndex last = schedule_.streams[t].back();
       if (ancestors[t] < static_cast<std::int32_t>(position_[last])) continue;
       // Following a direct predecessor turns that edge into stream order instead of a signal.
       const auto& preds = predecessors_[v];
-      if (std::find(preds.begin(), preds.end(), last) != preds.end()) return t;
-      if (!recyclable) recyclable = t;
+      better(std::find(preds.begin(), preds.end(), last) != preds.end() ? follower : recyclable, t);
     }
+    if (follower) return *follower;
     if (recyclable) return *recyclable;
-    if (schedule_.streams.size() < limit_)
+    if (fresh) return *fresh;
+    if (group_.empty() && schedule_.streams.size() < limit_)
       return static_cast<StreamIndex>(schedule_.streams.size());
     // At the limit: queue behind the stream expected to finish first (by the costs when there
     // are costs, else the one whose last node was placed earliest).
-    StreamIndex best = 0;
-    for (StreamIndex t = 1; t < schedule_.streams.size(); ++t) {
+    StreamIndex best = first;
+    for (StreamIndex t = first + 1; t < end; ++t) {
       const NodeIndex last = schedule_.streams[t].back(),
                       best_last = schedule_.streams[best].back();
       if (cost_ns_.empty() ? placed_at_[last] < placed_at_[best_last]
@@ -110,6 +133,10 @@ class Placer {
       }
     }
     return best;
+  }
+
+  bool ran_command(StreamIndex t, NodeIndex v) const {
+    return !command_.empty() && commands_run_.count(std::uint64_t{t} << 32 | command_[v]) != 0;
   }
 
   void place(NodeIndex v, StreamIndex stream) {
@@ -128,6 +155,7 @@ class Placer {
     placed_at_[v] = static_cast<std::uint32_t>(schedule_.order.size());
     schedule_.streams[stream].push_back(v);
     schedule_.order.push_back(v);
+    if (!command_.empty()) commands_run_.insert(std::uint64_t{stream} << 32 | command_[v]);
     for (NodeIndex s : successors_[v]) --unplaced_predecessors_[s];
   }
 
@@ -141,7 +169,11 @@ class Placer {
   std::vector<std::int32_t> ancestor_position_;  // node-major, limit_ entries per node
   std::span<const double> cost_ns_;              // empty: no costs
   double handoff_ns_;
-  std::vector<double> finish_;  // per node, estimated from the costs
+  std::vector<double> finish_;                      // per node, estimated from the costs
+  std::span<const std::uint32_t> command_;          // empty: no tie-break by command
+  std::unordered_set<std::uint64_t> commands_run_;  // stream << 32 | command
+  std::span<const std::uint32_t> group_;            // empty: any node on any stream
+  StreamIndex streams_per_group_;
 };
 
 // Turns cross-stream edges into signals. known[t] is stream t's vector clock: for every stream,
@@ -204,26 +236,47 @@ double estimated_makespan(const Schedule& schedule, std::span<const double> cost
 
 }  // namespace
 
+namespace {
+
+// Checks the graph and what comes per node, and computes what every placement shares.
+struct Prepared {
+  TopologicalOrder topo;
+  Adjacency predecessors;
+  std::vector<std::uint32_t> rank;
+};
+
+Prepared prepare(const Adjacency& successors, std::span<const std::uint32_t> command) {
+  if (!command.empty() && command.size() != successors.size()) {
+    throw Error("make_schedule: " + std::to_string(command.size()) + " commands for " +
+                std::to_string(successors.size()) + " nodes");
+  }
+  Prepared p{topological_order(successors), {}, {}};
+  if (p.topo.on_cycle) {
+    throw Error("dependency cycle through node " + std::to_string(*p.topo.on_cycle));
+  }
+  p.predecessors = predecessors_of(successors);
+  p.rank = compute_ranks(successors, p.topo.order);
+  return p;
+}
+
+}  // namespace
+
 Schedule make_schedule(const std::vector<std::vector<NodeIndex>>& successors,
-                       std::size_t max_streams, std::span<const double> cost_ns,
-                       double handoff_ns) {
+                       std::size_t max_streams, std::span<const double> cost_ns, double handoff_ns,
+                       std::span<const std::uint32_t> command) {
   if (max_streams == 0) throw Error("max_streams must be at least 1");
   if (!cost_ns.empty() && cost_ns.size() != successors.size()) {
     throw Error("make_schedule: " + std::to_string(cost_ns.size()) + " costs for " +
                 std::to_string(successors.size()) + " nodes");
   }
-  TopologicalOrder topo = topological_order(successors);
-  if (topo.on_cycle) {
-    throw Error("dependency cycle through node " + std::to_string(*topo.on_cycle));
-  }
-  const Adjacency predecessors = predecessors_of(successors);
-  const std::vector<std::uint32_t> rank = compute_ranks(successors, topo.order);
+  const Prepared prepared = prepare(successors, command);
   auto place = [&](std::size_t limit) {
     Schedule schedule;
-    schedule.rank = rank;
-    Placer placer(successors, predecessors, limit, cost_ns, handoff_ns, schedule);
-    for (NodeIndex v : topo.order) placer.visit(v);
-    add_signals(predecessors, placer.positions(), schedule);
+    schedule.rank = prepared.rank;
+    Placer placer(successors, prepared.predecessors, limit, cost_ns, handoff_ns, command, {}, 0,
+                  schedule);
+    for (NodeIndex v : prepared.topo.order) placer.visit(v);
+    add_signals(prepared.predecessors, placer.positions(), schedule);
     return schedule;
   };
   if (cost_ns.empty()) return place(max_streams);
@@ -241,6 +294,33 @@ Schedule make_schedule(const std::vector<std::vector<NodeIndex>>& successors,
     }
   }
   return best;
+}
+
+Schedule make_device_schedule(const std::vector<std::vector<NodeIndex>>& successors,
+                              std::span<const DeviceIndex> device_of, std::size_t devices,
+                              std::size_t streams_per_device,
+                              std::span<const std::uint32_t> command) {
+  if (devices == 0 || streams_per_device == 0) {
+    throw Error("make_device_schedule: at least one device and one stream per device");
+  }
+  if (device_of.size() != successors.size()) {
+    throw Error("make_device_schedule: " + std::to_string(device_of.size()) + " devices for " +
+                std::to_string(successors.size()) + " nodes");
+  }
+  for (NodeIndex v = 0; v < device_of.size(); ++v) {
+    if (device_of[v] >= devices) {
+      throw Error("make_device_schedule: node " + std::to_string(v) + " on device " +
+                  std::to_string(device_of[v]) + " of " + std::to_string(devices));
+    }
+  }
+  const Prepared prepared = prepare(successors, command);
+  Schedule schedule;
+  schedule.rank = prepared.rank;
+  Placer placer(successors, prepared.predecessors, devices * streams_per_device, {}, 0, command,
+                device_of, streams_per_device, schedule);
+  for (NodeIndex v : prepared.topo.order) placer.visit(v);
+  add_signals(prepared.predecessors, placer.positions(), schedule);
+  return schedule;
 }
 
 }  // namespace uops::runtime

@@ -112,4 +112,21 @@ BENCHMARK(BM_BuildRandomDag)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
+// A stencil of N / 1,000 layers of 1,000 nodes: each reads two neighbouring cells the layer
+// before wrote and writes its own (joins everywhere, all of them local).
+void BM_BuildStencil(benchmark::State& state) {
+  measure_build(state, [](GraphBuilder& b, std::size_t n) {
+    constexpr std::size_t kWidth = 1'000;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t l = i / kWidth, j = i % kWidth, in = (l % 2) * kWidth;
+      b.add("k", [] {}, {in + j, in + (j + 1) % kWidth}, {kWidth - in + j});
+    }
+  });
+}
+BENCHMARK(BM_BuildStencil)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace

@@ -122,6 +122,28 @@ void BM_Mesh(benchmark::State& state) {
 }
 BENCHMARK(BM_Mesh)->Args({4, 250, 0})->Args({4, 250, 1})->UseRealTime();
 
+// Scheduling overhead per node at scale: a stencil of `layers` x 1,000 empty kernels (each
+// reads two neighbouring cells the layer before wrote and writes its own), 10^6 nodes at
+// 1,000 layers. Args: layers, streams.
+void BM_StencilOverhead(benchmark::State& state) {
+  constexpr std::size_t kWidth = 1'000;
+  const auto layers = std::size_t(state.range(0));
+  GraphBuilder b;
+  for (std::size_t l = 0; l < layers; ++l) {
+    const std::size_t in = (l % 2) * kWidth, out = kWidth - in;
+    for (std::size_t j = 0; j < kWidth; ++j) {
+      b.add("k", [] {}, {in + j, in + (j + 1) % kWidth}, {out + j});
+    }
+  }
+  run_uops(state, std::move(b).build(BuildOptions{.max_streams = std::size_t(state.range(1))}),
+           layers * kWidth);
+}
+BENCHMARK(BM_StencilOverhead)
+    ->Args({1000, 1})
+    ->Args({1000, 2})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 // source -> k busy branches -> sink.
 Graph fork_join(std::int64_t k, std::size_t streams) {
   GraphBuilder b;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "mlp_model.h"
 #include "uops/runtime/runtime.h"
@@ -86,6 +88,58 @@ TEST(TrainMlp, TraceAndDotOfOneStepNameTheNodes) {
     EXPECT_NE(json_text.find(name), std::string::npos) << name;
     EXPECT_NE(dot_text.find(name), std::string::npos) << name;
   }
+}
+
+// The same training inside a `while` node (NNC's control flow): the body is one step and a node
+// that records the loss and counts; the loop runs until the count reaches kSteps. Its losses
+// are those of the kSteps steps unrolled into one graph, bit for bit, and the loop shows in the
+// trace and the DOT as the node "train".
+TEST(TrainMlp, WhileLoopReachesTheLossesOfTheUnrolledSteps) {
+  std::vector<ChainStep> unrolled_steps;
+  for (int s = 0; s < kSteps; ++s) {
+    for (ChainStep step : training_step()) {
+      step.label = "step " + std::to_string(s) + " " + step.label;
+      step.buffers["loss"] = "loss " + std::to_string(s);
+      unrolled_steps.push_back(std::move(step));
+    }
+  }
+  ChainNodes unrolled(unrolled_steps, initial_buffers(), kernel_options());
+  runtime::GraphBuilder u;
+  unrolled.add_to(u);
+  runtime::CpuExecutor(std::move(u).build({2})).run();
+  std::vector<double> expected;
+  for (int s = 0; s < kSteps; ++s)
+    expected.push_back(unrolled.read("loss " + std::to_string(s)).get(0));
+
+  ChainNodes looped(training_step(), initial_buffers(), kernel_options());
+  runtime::GraphBuilder body;
+  looped.add_to(body);
+  const Tensor& loss = looped.read("loss");
+  int count = 0;
+  std::vector<double> losses;
+  body.add("record loss",
+           [&] {
+             losses.push_back(loss.get(0));
+             ++count;
+           },
+           {runtime::buffer_id(&loss)}, {runtime::buffer_id(&count)});
+  runtime::GraphBuilder outer;
+  outer.add(runtime::while_node(
+      "train", runtime::buffer_id(&count), [&] { return count < kSteps; },
+      std::move(body).build({2}), kSteps + 1));
+  runtime::CpuExecutor executor(std::move(outer).build());
+  runtime::Trace trace;
+  executor.run(&trace);
+
+  EXPECT_EQ(losses, expected);
+  EXPECT_LT(losses.back(), 0.9 * losses.front());
+  for (const char* w : {"w1", "b1", "w2", "b2"}) {
+    EXPECT_EQ(looped.read(w).bytes, unrolled.read(w).bytes) << w;
+  }
+  ASSERT_EQ(trace.events.size(), 1u);
+  EXPECT_EQ(trace.events[0].name, "train");
+  EXPECT_NE(runtime::to_chrome_json(trace).find("\"name\":\"train\""), std::string::npos);
+  EXPECT_NE(runtime::to_dot(executor.graph()).find("[label=\"train\""), std::string::npos);
 }
 
 }  // namespace

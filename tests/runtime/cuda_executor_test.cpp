@@ -3,7 +3,6 @@
 // does, so this builds without the CUDA toolkit.
 #include "uops/runtime/cuda_executor.h"
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -12,77 +11,15 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cuda_test_driver.h"
 #include "uops/runtime/builder.h"
 #include "uops/runtime/error.h"
 
 namespace uops::runtime {
 namespace {
 
-using CUdeviceptr = unsigned long long;
-using CUresult = int;
-
-// Memory functions the tests need beyond what the executor uses.
-struct TestDriver {
-  CUresult (*cuInit)(unsigned);
-  CUresult (*cuDeviceGet)(int*, int);
-  CUresult (*cuDevicePrimaryCtxRetain)(void**, int);
-  CUresult (*cuCtxSetCurrent)(void*);
-  CUresult (*cuMemAlloc)(CUdeviceptr*, std::size_t);
-  CUresult (*cuMemFree)(CUdeviceptr);
-  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, std::size_t);
-  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, std::size_t, void*);
-  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, std::size_t, void*);
-  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, std::size_t);
-
-  template <typename F>
-  static void resolve(void* library, const char* name, F& f) {
-    f = reinterpret_cast<F>(dlsym(library, name));
-    if (!f) throw std::runtime_error(name);
-  }
-
-  // Makes device 0's primary context current, the one the executor uses too.
-  TestDriver() {
-    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library) throw std::runtime_error("libcuda.so.1");
-    resolve(library, "cuInit", cuInit);
-    resolve(library, "cuDeviceGet", cuDeviceGet);
-    resolve(library, "cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain);
-    resolve(library, "cuCtxSetCurrent", cuCtxSetCurrent);
-    resolve(library, "cuMemAlloc_v2", cuMemAlloc);
-    resolve(library, "cuMemFree_v2", cuMemFree);
-    resolve(library, "cuMemsetD32_v2", cuMemsetD32);
-    resolve(library, "cuMemsetD32Async", cuMemsetD32Async);
-    resolve(library, "cuMemcpyDtoDAsync_v2", cuMemcpyDtoDAsync);
-    resolve(library, "cuMemcpyDtoH_v2", cuMemcpyDtoH);
-    int device = 0;
-    void* context = nullptr;
-    ok(cuInit(0));
-    ok(cuDeviceGet(&device, 0));
-    ok(cuDevicePrimaryCtxRetain(&context, device));
-    ok(cuCtxSetCurrent(context));
-  }
-
-  static void ok(CUresult result) {
-    if (result != 0) throw std::runtime_error("driver error " + std::to_string(result));
-  }
-};
-
-constexpr std::size_t kWords = 1 << 20;
-constexpr std::size_t kBytes = kWords * sizeof(std::uint32_t);
-
-class CudaExecutorTest : public ::testing::Test {
+class CudaExecutorTest : public DeviceBuffersTest<4, (1 << 20)> {
  protected:
-  void SetUp() override {
-    if (!CudaExecutor::available()) GTEST_SKIP() << "no CUDA device";
-    driver_ = std::make_unique<TestDriver>();
-    for (CUdeviceptr& buffer : buffers_) TestDriver::ok(driver_->cuMemAlloc(&buffer, kBytes));
-  }
-  void TearDown() override {
-    for (CUdeviceptr buffer : buffers_) {
-      if (buffer) driver_->cuMemFree(buffer);
-    }
-  }
-
   // fill a=7; b=a and c=a in parallel; fill a=9 (after both copies); d=a. Expect b=c=7, d=9.
   Graph copy_graph(bool fail = false) {
     auto [a, b, c, d] = buffers_;
@@ -121,9 +58,6 @@ class CudaExecutorTest : public ::testing::Test {
       EXPECT_EQ(word(3, index), 9u);
     }
   }
-
-  std::unique_ptr<TestDriver> driver_;
-  std::array<CUdeviceptr, 4> buffers_{};
 };
 
 TEST_F(CudaExecutorTest, EagerRunsRepeatedly) {

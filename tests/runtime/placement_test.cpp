@@ -75,7 +75,12 @@ TEST(Placement, MinminSumsCopiesMinmaxTakesTheLongest) {
   Placement minmax = place(g, PlacementPolicy::minmax_transfer_time, options);
   EXPECT_EQ(minmax.device_of, Devices{1});
   EXPECT_DOUBLE_EQ(minmax.transfer_ns, 60.0);
-  EXPECT_EQ(minmax.transfers.size(), 3u);
+  // Buffers 2, 3, 4, and the scratch buffer 99 at 0 bytes; 99 goes back to device 0 after.
+  EXPECT_EQ(minmax.transfers.size(), 4u);
+  ASSERT_EQ(minmax.gather.size(), 1u);
+  EXPECT_EQ(minmax.gather[0].buffer, 99u);
+  EXPECT_EQ(minmax.gather[0].from, 1u);
+  EXPECT_EQ(minmax.gather[0].to, 0u);
 }
 
 // A long node keeps device 0's only stream busy, so the chain that follows goes to device 1,

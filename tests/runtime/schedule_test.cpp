@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -224,17 +225,49 @@ TEST(Schedule, DeclaredAndMeasuredCostsReachTheBuilder) {
   EXPECT_THROW(g.rescheduled(std::vector<double>(100, -1.0)), Error);
 }
 
+// Every edge is enforced by stream order or signals, no signal is redundant or repeated, and
+// streams never wait on each other in a circle.
+void expect_sound(const Schedule& s, const std::vector<std::vector<NodeIndex>>& successors) {
+  const std::size_t n = successors.size();
+  std::size_t placed = 0;
+  for (const auto& stream : s.streams) placed += stream.size();
+  ASSERT_EQ(placed, n);
+  auto hb = happens_before(s, s.signals.size());
+  for (NodeIndex v = 0; v < n; ++v) {
+    for (NodeIndex w : successors[v]) {
+      ASSERT_TRUE(reaches(hb, v, w)) << "edge " << v << "->" << w << " not enforced";
+    }
+  }
+  std::set<std::pair<NodeIndex, StreamIndex>> waited;
+  for (std::size_t i = 0; i < s.signals.size(); ++i) {
+    const Signal& signal = s.signals[i];
+    ASSERT_NE(s.stream_of[signal.producer], signal.stream);
+    ASSERT_TRUE(waited.insert({signal.producer, signal.stream}).second)
+        << "stream " << signal.stream << " waits twice on " << signal.producer;
+    ASSERT_FALSE(reaches(happens_before(s, i), signal.producer, signal.consumer))
+        << "signal " << signal.producer << "->" << signal.consumer << " is redundant";
+  }
+  for (NodeIndex v = 0; v < n; ++v) {
+    for (NodeIndex w : hb[v]) ASSERT_FALSE(reaches(hb, w, v));
+  }
+}
+
+std::vector<std::vector<NodeIndex>> random_dag(std::mt19937& rng, std::size_t n) {
+  std::vector<std::vector<NodeIndex>> successors(n);
+  for (NodeIndex v = 0; v < n; ++v) {
+    for (NodeIndex w = v + 1; w < n; ++w) {
+      if (rng() % 100 < 4) successors[v].push_back(w);
+    }
+  }
+  return successors;
+}
+
 TEST(Schedule, RandomDagsAreCoveredByMinimalSignals) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 40; ++trial) {
     const std::size_t n = 30 + trial * 5;
     const std::size_t max_streams = 1 + trial % 6;
-    std::vector<std::vector<NodeIndex>> successors(n);
-    for (NodeIndex v = 0; v < n; ++v) {
-      for (NodeIndex w = v + 1; w < n; ++w) {
-        if (rng() % 100 < 4) successors[v].push_back(w);
-      }
-    }
+    std::vector<std::vector<NodeIndex>> successors = random_dag(rng, n);
     // Every other trial with random costs: placement and stream count differ, the guarantees
     // do not.
     std::vector<double> cost_ns;
@@ -243,30 +276,57 @@ TEST(Schedule, RandomDagsAreCoveredByMinimalSignals) {
     }
     Schedule s = make_schedule(successors, max_streams, cost_ns, 2000);
     ASSERT_LE(s.streams.size(), max_streams);
-    std::size_t placed = 0;
-    for (const auto& stream : s.streams) placed += stream.size();
-    ASSERT_EQ(placed, n);
-
-    auto hb = happens_before(s, s.signals.size());
-    for (NodeIndex v = 0; v < n; ++v) {
-      for (NodeIndex w : successors[v]) {
-        ASSERT_TRUE(reaches(hb, v, w)) << "edge " << v << "->" << w << " not enforced";
-      }
-    }
-    std::set<std::pair<NodeIndex, StreamIndex>> waited;
-    for (std::size_t i = 0; i < s.signals.size(); ++i) {
-      const Signal& signal = s.signals[i];
-      ASSERT_NE(s.stream_of[signal.producer], signal.stream);
-      ASSERT_TRUE(waited.insert({signal.producer, signal.stream}).second)
-          << "stream " << signal.stream << " waits twice on " << signal.producer;
-      ASSERT_FALSE(reaches(happens_before(s, i), signal.producer, signal.consumer))
-          << "signal " << signal.producer << "->" << signal.consumer << " is redundant";
-    }
-    // Streams never wait on each other in a circle: happens-before must be acyclic.
-    for (NodeIndex v = 0; v < n; ++v) {
-      for (NodeIndex w : hb[v]) ASSERT_FALSE(reaches(hb, w, v));
-    }
+    expect_sound(s, successors);
   }
+}
+
+// NNC's tie-break. Three sources fill three streams; "join" and the "relu" after it follow the
+// last source on stream 2. The last node may then recycle stream 0 or 1 (both ran only its
+// ancestors): it takes the one that ran its command, else the lower index.
+TEST(Schedule, TiesGoToTheStreamThatRanTheSameCommand) {
+  auto streams_with_last_named = [](const std::string& name) {
+    GraphBuilder b;
+    std::vector<NodeRef> refs;
+    for (const char* source : {"conv", "gemm", "relu"})
+      refs.push_back(b.add(source, [] {}, {}, {}));
+    NodeRef join = b.add("join", [] {}, {}, {});
+    when_all(refs).then(join);
+    join.then(b.add("relu", [] {}, {}, {}));
+    join.then(b.add(name, [] {}, {}, {}));
+    return std::move(b).build(BuildOptions{.max_streams = 3}).schedule().streams;
+  };
+  EXPECT_EQ(streams_with_last_named("gemm"), (Streams{{0}, {1, 5}, {2, 3, 4}}));
+  EXPECT_EQ(streams_with_last_named("conv"), (Streams{{0, 5}, {1}, {2, 3, 4}}));
+  EXPECT_EQ(streams_with_last_named("other"), (Streams{{0, 5}, {1}, {2, 3, 4}}));
+
+  // The same through make_schedule's command ids; without them the lower index wins.
+  std::vector<std::vector<NodeIndex>> successors = {{3}, {3}, {3}, {4, 5}, {}, {}};
+  const std::vector<std::uint32_t> command = {7, 8, 9, 10, 9, 8};
+  EXPECT_EQ(make_schedule(successors, 3, {}, 0, command).streams,
+            (Streams{{0}, {1, 5}, {2, 3, 4}}));
+  EXPECT_EQ(make_schedule(successors, 3).streams, (Streams{{0, 5}, {1}, {2, 3, 4}}));
+  EXPECT_THROW(make_schedule(successors, 3, {}, 0, std::vector<std::uint32_t>(5, 0)), Error);
+}
+
+// Bound to devices, nodes stay on their device's streams, and the guarantees still hold.
+TEST(Schedule, DeviceSchedulesKeepNodesOnTheirDevices) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::size_t n = 30 + trial * 7, devices = 1 + trial % 3, per_device = 1 + trial % 2;
+    std::vector<std::vector<NodeIndex>> successors = random_dag(rng, n);
+    std::vector<DeviceIndex> device_of(n);
+    for (auto& d : device_of) d = DeviceIndex(rng() % devices);
+    Schedule s = make_device_schedule(successors, device_of, devices, per_device);
+    ASSERT_EQ(s.streams.size(), devices * per_device);
+    for (NodeIndex v = 0; v < n; ++v) {
+      ASSERT_EQ(s.stream_of[v] / per_device, device_of[v]) << "node " << v;
+    }
+    expect_sound(s, successors);
+  }
+  const std::vector<DeviceIndex> on_two = {0, 1};
+  EXPECT_THROW(make_device_schedule({{1}, {}}, on_two, 1, 1), Error);
+  EXPECT_THROW(make_device_schedule({{1}, {}}, on_two, 2, 0), Error);
+  EXPECT_THROW(make_device_schedule({{1}, {}, {}}, on_two, 2, 1), Error);
 }
 
 }  // namespace

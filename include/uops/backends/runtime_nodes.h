@@ -63,7 +63,9 @@ class ChainNodes {
   // Adds every step's nodes to `builder`, in step order.
   void add_to(runtime::GraphBuilder& builder) const;
 
-  // The buffers between runs (never while a graph built from these nodes is running).
+  // The buffers between runs (never while a graph built from these nodes is running). A
+  // buffer's runtime::BufferId is the address of the Tensor read() returns, so nodes added by
+  // hand can declare accesses to it.
   const Tensor& read(const std::string& buffer) const;
   // Overwrites a buffer's contents; `value` must have its dtype and shape.
   void write(const std::string& buffer, const Tensor& value);

@@ -4,7 +4,10 @@
 // them). Every buffer starts valid on one device (device 0, the host's side, unless
 // `initially_on` says otherwise); a node's inputs (reads and
 // writes) that its device lacks are copied there from the holder with the highest bandwidth
-// first, and a write leaves the node's device the only valid holder. Policies:
+// first, and a write leaves the node's device the only valid holder. A buffer without a
+// declared size still holds data: its copies are listed, at 0 bytes and 0 ns. After the last
+// node, every buffer a node wrote and device 0 no longer holds is gathered back to device 0.
+// placed_graph (devices.h) runs a placement for real. Policies:
 // - round_robin: devices in turn.
 // - stream_aware: the device with the fewest busy streams when the node becomes ready, in a
 //   simulation where every node takes its declared cost (1 when undeclared) and each device
@@ -22,8 +25,6 @@
 #include "uops/runtime/graph.h"
 
 namespace uops::runtime {
-
-using DeviceIndex = std::uint32_t;
 
 enum class PlacementPolicy {
   round_robin,
@@ -53,9 +54,12 @@ struct Transfer {
 
 struct Placement {
   std::vector<DeviceIndex> device_of;  // per node
-  std::vector<Transfer> transfers;     // in the order they are needed; none of 0 bytes
+  std::vector<Transfer> transfers;     // in the order the nodes need them
   std::size_t bytes_moved = 0;
   double transfer_ns = 0;  // sum of the transfers' times
+  // Copies back to device 0 after the last node (`before` is the node count), by buffer id;
+  // not counted in bytes_moved or transfer_ns, which are what the nodes needed.
+  std::vector<Transfer> gather;
 };
 
 // Throws Error on zero devices or streams, or a bandwidth matrix of the wrong shape or with a

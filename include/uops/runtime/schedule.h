@@ -16,6 +16,7 @@ namespace uops::runtime {
 
 using NodeIndex = std::uint32_t;
 using StreamIndex = std::uint32_t;
+using DeviceIndex = std::uint32_t;
 
 // Stream `stream` waits until `producer` (on another stream) has finished, before running
 // `consumer`.
@@ -48,9 +49,23 @@ struct Schedule {
 // charging `handoff_ns` per signal and per woken stream, and keeps the fewest streams with the
 // smallest estimated makespan: cheap kernels with fine-grained cross edges stay on one stream
 // instead of handing off at every node.
-// Throws Error if the graph has a cycle or `cost_ns` has the wrong size.
+//
+// Ties between streams equally good for a node (two streams ending with one of its
+// predecessors, or two free streams) go to a stream that already ran a node of the same
+// `command` (one id per node; equal ids are the same kernel), as in NNC, where kernels of one
+// command share workspace and context; then to the lowest index.
+// Throws Error if the graph has a cycle or `cost_ns` or `command` has the wrong size.
 Schedule make_schedule(const std::vector<std::vector<NodeIndex>>& successors,
                        std::size_t max_streams, std::span<const double> cost_ns = {},
-                       double handoff_ns = 0);
+                       double handoff_ns = 0, std::span<const std::uint32_t> command = {});
+
+// The same placement with every node bound to a device: device d owns streams
+// d * streams_per_device .. (d + 1) * streams_per_device - 1, and a node goes only on its own
+// device's streams. All those streams exist, some possibly empty. Throws Error on zero devices
+// or streams, a device index out of range, a size mismatch or a cycle.
+Schedule make_device_schedule(const std::vector<std::vector<NodeIndex>>& successors,
+                              std::span<const DeviceIndex> device_of, std::size_t devices,
+                              std::size_t streams_per_device,
+                              std::span<const std::uint32_t> command = {});
 
 }  // namespace uops::runtime
