@@ -119,6 +119,106 @@ std::string literal(int64_t v) {
   return v < 0 ? "(" + std::to_string(v) + "LL)" : std::to_string(v) + "LL";
 }
 
+// ---- CUDA ----------------------------------------------------------------------------------
+
+// One entry of a wavefront kernel's static table: `grid` thread blocks run `call`.
+struct Task {
+  unsigned grid = 1, threads = 1;
+  bool barriers = false;
+  std::string call;  // with @B@ for the virtual block, @G@ for the grid, @t<k>@ for tensor k
+  std::vector<std::pair<Tensor*, bool>> tensors;  // storage, and whether the call writes it
+  std::vector<std::string> names;
+};
+
+std::string storage_name(const sched::BoundStep& s, int t) {
+  const std::string& bound = s.names[size_t(t)];
+  return bound.empty() ? s.chain.label + "." + s.chain.program.tensors[size_t(t)].name : bound;
+}
+
+// Block kernel `kp` of step `step`, with the grid it launches alone and its bound sizes and
+// parameters as constants.
+Task block_task(const sched::BoundStep& s, int step, const codegen::KernelPlan& kp) {
+  const Program& p = s.chain.program;
+  codegen::LaunchDims dims = codegen::launch_dims(kp, s.binding.env());
+  Task task;
+  task.grid = dims.grid;
+  task.threads = dims.threads;
+  task.barriers = kp.cooperative;
+  task.call = "uops_s" + std::to_string(step) + "::" + kp.name + "(@B@, @G@";
+  for (const codegen::KernelArg& a : kp.args) {
+    if (a.kind == codegen::KernelArg::tensor) {
+      task.call += ", @t" + std::to_string(task.tensors.size()) + "@";
+      task.tensors.push_back(
+          {s.tensors[size_t(a.tensor_id)], p.tensors[size_t(a.tensor_id)].role != Role::input});
+      task.names.push_back(storage_name(s, a.tensor_id));
+    } else {
+      task.call += ", " + literal(a.kind == codegen::KernelArg::size
+                                      ? s.binding.shapes[size_t(a.tensor_id)][size_t(a.axis)]
+                                      : s.binding.params.at(a.name));
+    }
+  }
+  task.call += ", error)";
+  return task;
+}
+
+// Zeroes tensor t of a step: a grid-stride loop of uops_zero_<type>.
+Task zero_task(const sched::BoundStep& s, int t, std::set<std::string>& types) {
+  std::string type = codegen::KernelWriter::element_type(s.tensors[size_t(t)]->dtype);
+  types.insert(type);
+  int64_t n = s.tensors[size_t(t)]->numel(), threads = codegen::LaunchPlan::threads_per_block;
+  Task task;
+  task.grid = unsigned(std::clamp<int64_t>((n + threads - 1) / threads, 1, 1024));
+  task.threads = unsigned(threads);
+  task.call = "uops_zero_" + type + "(@B@, @G@, @t0@, " + literal(n) + ")";
+  task.tensors = {{s.tensors[size_t(t)], true}};
+  task.names = {storage_name(s, t)};
+  return task;
+}
+
+// The kernel running `tasks` side by side: one parameter per storage, blocks [o, o + grid) of
+// the launch running a task's blocks with vblock = blockIdx.x - o.
+void add_kernel(const std::vector<Task>& tasks, CudaWavefronts& out) {
+  CudaWavefrontKernel k;
+  k.name = "uops_wave_" + std::to_string(out.kernels.size());
+  std::map<Tensor*, size_t> param;
+  std::vector<bool> written;
+  for (const Task& t : tasks)
+    for (size_t a = 0; a < t.tensors.size(); ++a) {
+      auto [it, fresh] = param.try_emplace(t.tensors[a].first, k.buffers.size());
+      if (fresh) {
+        k.buffers.push_back(t.tensors[a].first);
+        k.names.push_back(t.names[a]);
+        written.push_back(false);
+      }
+      written[it->second] = written[it->second] || t.tensors[a].second;
+    }
+  std::string sig, body;
+  for (size_t a = 0; a < k.buffers.size(); ++a) {
+    std::string type = codegen::KernelWriter::element_type(k.buffers[a]->dtype);
+    sig += (written[a] ? "" : "const ") + type + " *__restrict__ a" + std::to_string(a) + ", ";
+  }
+  unsigned offset = 0;
+  for (const Task& t : tasks) {
+    std::string call = t.call;
+    auto put = [&](const std::string& mark, const std::string& text) {
+      for (size_t at; (at = call.find(mark)) != std::string::npos;)
+        call.replace(at, mark.size(), text);
+    };
+    put("@B@", "b - " + std::to_string(offset) + "u");
+    put("@G@", std::to_string(t.grid) + "u");
+    for (size_t a = 0; a < t.tensors.size(); ++a)
+      put("@t" + std::to_string(a) + "@", "a" + std::to_string(param.at(t.tensors[a].first)));
+    offset += t.grid;
+    body += "  if (b < " + std::to_string(offset) + "u) {\n    " + call + ";\n    return;\n  }\n";
+    k.threads = std::max(k.threads, t.threads);
+    k.barriers |= t.barriers;
+  }
+  k.grid = offset;
+  out.source += "\nextern \"C\" __global__ void " + k.name + "(" + sig +
+                "int *error) {\n  const unsigned b = blockIdx.x;\n" + body + "}\n";
+  out.kernels.push_back(std::move(k));
+}
+
 }  // namespace
 
 const char* wave_mode_name(WaveMode mode) {
@@ -312,15 +412,16 @@ void WavefrontChain::State::measure() {
         }
     for (auto& [name, tensor] : saved)
       std::copy(tensor.bytes.begin(), tensor.bytes.end(), chain.buffers.at(name).bytes.begin());
-    std::string text;
+    std::ostringstream text;
+    text.precision(17);
     for (size_t w = 0; w < run.size(); ++w) {
       ns[w].clear();
       for (int m = 0; m < 3; ++m) {
         ns[w].push_back(median(samples[w][size_t(m)]));
-        text += std::to_string(ns[w].back()) + (m == 2 ? "\n" : " ");
+        text << ns[w].back() << (m == 2 ? "\n" : " ");
       }
     }
-    store_artifact(path, text);
+    store_artifact(path, text.str());
   }
   for (size_t w = 0; w < run.size(); ++w) {
     if (run[w].mode) continue;
@@ -375,117 +476,30 @@ CudaWavefronts WavefrontChain::cuda() const {
     plans.push_back(std::move(mod.plan));
   }
   std::set<std::string> zero_types;
-
-  // One entry of the static table: `grid` blocks that run `call` with vblock = b - offset.
-  struct Task {
-    unsigned grid = 1, threads = 1;
-    bool barriers = false;
-    std::string call;  // with @B@ for the virtual block, @G@ for the grid, @t<k>@ for tensors
-    std::vector<std::pair<Tensor*, bool>> tensors;  // storage, written
-    std::vector<std::string> names;
-  };
-  auto kernel_from = [&](const std::vector<Task>& tasks) {
-    CudaWavefrontKernel k;
-    k.name = "uops_wave_" + std::to_string(out.kernels.size());
-    std::map<Tensor*, size_t> param;
-    std::vector<bool> written;
-    for (const Task& t : tasks)
-      for (size_t a = 0; a < t.tensors.size(); ++a) {
-        auto [it, fresh] = param.try_emplace(t.tensors[a].first, k.buffers.size());
-        if (fresh) {
-          k.buffers.push_back(t.tensors[a].first);
-          k.names.push_back(t.names[a]);
-          written.push_back(false);
-        }
-        written[it->second] = written[it->second] || t.tensors[a].second;
-      }
-    std::string sig, body;
-    for (size_t a = 0; a < k.buffers.size(); ++a) {
-      std::string type = codegen::KernelWriter::element_type(k.buffers[a]->dtype);
-      sig += (written[a] ? "" : "const ") + type + " *__restrict__ a" + std::to_string(a) + ", ";
-    }
-    unsigned offset = 0;
-    for (const Task& t : tasks) {
-      std::string call = t.call;
-      auto put = [&](const std::string& mark, const std::string& text) {
-        for (size_t at; (at = call.find(mark)) != std::string::npos;)
-          call.replace(at, mark.size(), text);
-      };
-      put("@B@", "b - " + std::to_string(offset) + "u");
-      put("@G@", std::to_string(t.grid) + "u");
-      for (size_t a = 0; a < t.tensors.size(); ++a)
-        put("@t" + std::to_string(a) + "@", "a" + std::to_string(param.at(t.tensors[a].first)));
-      offset += t.grid;
-      body += "  if (b < " + std::to_string(offset) + "u) {\n    " + call + ";\n    return;\n  }\n";
-      k.threads = std::max(k.threads, t.threads);
-      k.barriers |= t.barriers;
-    }
-    k.grid = offset;
-    out.source += "\nextern \"C\" __global__ void " + k.name + "(" + sig +
-                  "int *error) {\n  const unsigned b = blockIdx.x;\n" + body + "}\n";
-    out.kernels.push_back(std::move(k));
-  };
-
   for (const auto& wave : st.waves) {
     std::vector<Task> tasks;
     for (const ChainOp& op : wave) {
       const sched::BoundStep& s = st.chain.steps[size_t(op.step)];
-      const Program& p = s.chain.program;
-      auto name = [&](int t) {
-        return s.names[size_t(t)].empty() ? s.chain.label + "." + p.tensors[size_t(t)].name
-                                          : s.names[size_t(t)];
-      };
-      if (op.block < 0) {
-        for (size_t t = 0; t < p.tensors.size(); ++t) {
-          if (!st.zero_fill[size_t(op.step)][t]) continue;
-          std::string type = codegen::KernelWriter::element_type(p.tensors[t].dtype);
-          zero_types.insert(type);
-          int64_t n = s.tensors[t]->numel(), threads = codegen::LaunchPlan::threads_per_block;
-          Task task;
-          task.grid = unsigned(std::clamp<int64_t>((n + threads - 1) / threads, 1, 1024));
-          task.threads = unsigned(threads);
-          task.call = "uops_zero_" + type + "(@B@, @G@, @t0@, " + literal(n) + ")";
-          task.tensors = {{s.tensors[t], true}};
-          task.names = {name(int(t))};
-          tasks.push_back(std::move(task));
-        }
+      if (op.block >= 0) {
+        tasks.push_back(block_task(s, op.step, plans[size_t(op.step)].kernels[size_t(op.block)]));
         continue;
       }
-      const codegen::KernelPlan& kp = plans[size_t(op.step)].kernels[size_t(op.block)];
-      codegen::LaunchDims dims = codegen::launch_dims(kp, s.binding.env());
-      Task task;
-      task.grid = dims.grid;
-      task.threads = dims.threads;
-      task.barriers = kp.cooperative;
-      task.call = "uops_s" + std::to_string(op.step) + "::" + kp.name + "(@B@, @G@";
-      for (const codegen::KernelArg& a : kp.args) {
-        if (a.kind == codegen::KernelArg::tensor) {
-          task.call += ", @t" + std::to_string(task.tensors.size()) + "@";
-          task.tensors.push_back(
-              {s.tensors[size_t(a.tensor_id)], p.tensors[size_t(a.tensor_id)].role != Role::input});
-          task.names.push_back(name(a.tensor_id));
-        } else {
-          task.call += ", " + literal(a.kind == codegen::KernelArg::size
-                                          ? s.binding.shapes[size_t(a.tensor_id)][size_t(a.axis)]
-                                          : s.binding.params.at(a.name));
-        }
-      }
-      task.call += ", error)";
-      tasks.push_back(std::move(task));
+      for (size_t t = 0; t < s.tensors.size(); ++t)
+        if (st.zero_fill[size_t(op.step)][t]) tasks.push_back(zero_task(s, int(t), zero_types));
     }
     // Split where the blocks would pass the grid limit.
     std::vector<Task> group;
     unsigned blocks = 0;
     for (Task& t : tasks) {
       if (!group.empty() && blocks + t.grid > codegen::LaunchPlan::max_grid) {
-        kernel_from(group);
+        add_kernel(group, out);
         group.clear();
         blocks = 0;
       }
       blocks += t.grid;
       group.push_back(std::move(t));
     }
-    if (!group.empty()) kernel_from(group);
+    if (!group.empty()) add_kernel(group, out);
   }
 
   std::string zeros;
