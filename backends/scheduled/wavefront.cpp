@@ -22,7 +22,9 @@ namespace uops {
 
 namespace {
 
-constexpr WaveMode kModes[] = {WaveMode::fused, WaveMode::separate, WaveMode::streams};
+constexpr WaveMode kModes[] = {WaveMode::fused, WaveMode::separate, WaveMode::streams,
+                               WaveMode::single};
+constexpr int kNumModes = 4;
 constexpr int kRepetitions = 7;  // timed runs of each mode of each wavefront
 
 // A wavefront's function: op `only` (or every op when negative) on a team of `threads`, its
@@ -227,6 +229,8 @@ const char* wave_mode_name(WaveMode mode) {
       return "fused";
     case WaveMode::separate:
       return "separate";
+    case WaveMode::single:
+      return "single";
     default:
       return "streams";
   }
@@ -327,9 +331,9 @@ void WavefrontChain::State::compile() {
 
 void WavefrontChain::State::run_wave(size_t w, WaveMode mode) {
   Wave& wave = run[w];
-  if (mode == WaveMode::fused) {
-    wave.fn(wave.tensors.data(), wave.sizes.data(), wave.params.data(), threads, -1,
-            wave.errors.data());
+  if (mode == WaveMode::fused || mode == WaveMode::single) {
+    wave.fn(wave.tensors.data(), wave.sizes.data(), wave.params.data(),
+            mode == WaveMode::single ? 1 : threads, -1, wave.errors.data());
   } else if (mode == WaveMode::separate) {
     for (size_t j = 0; j < waves[w].size(); ++j)
       wave.fn(wave.tensors.data(), wave.sizes.data(), wave.params.data(), threads, int(j),
@@ -374,7 +378,7 @@ std::string WavefrontChain::State::times_key() const {
     shapes << "\n";
   }
   return kernel_cache_key(
-      cgen::compile_key(source, options.compile) + "\n" + shapes.str(), "wavefront times v1",
+      cgen::compile_key(source, options.compile) + "\n" + shapes.str(), "wavefront times v2",
       "threads " + std::to_string(threads) + " streams " + std::to_string(options.streams) +
           " repetitions " + std::to_string(kRepetitions));
 }
@@ -389,20 +393,20 @@ void WavefrontChain::State::measure() {
   if (auto cached = options.remeasure ? std::nullopt : read_artifact(path)) {
     std::istringstream in(*cached);
     for (auto& row : ns) {
-      row.resize(3);
+      row.resize(kNumModes);
       for (double& v : row) in >> v;
     }
     if (!in) ns.assign(run.size(), {});
   }
-  if (ns.empty() || ns[0].size() != 3) {
+  if (ns.empty() || ns[0].size() != size_t(kNumModes)) {
     // The modes run on the live buffers, saved first: measuring must not change a run's result.
     TensorMap saved = chain.buffers;
-    std::vector<std::vector<std::vector<double>>> samples(run.size(),
-                                                          std::vector<std::vector<double>>(3));
+    std::vector<std::vector<std::vector<double>>> samples(
+        run.size(), std::vector<std::vector<double>>(kNumModes));
     for (int r = 0; r < kRepetitions; ++r)
       for (size_t w = 0; w < run.size(); ++w)
-        for (int k = 0; k < 3; ++k) {
-          int m = (k + r + int(w)) % 3;  // interleaved: each mode goes first in turn
+        for (int k = 0; k < kNumModes; ++k) {
+          int m = (k + r + int(w)) % kNumModes;  // interleaved: each mode goes first in turn
           auto start = std::chrono::steady_clock::now();
           run_wave(w, kModes[m]);
           auto end = std::chrono::steady_clock::now();
@@ -416,9 +420,9 @@ void WavefrontChain::State::measure() {
     text.precision(17);
     for (size_t w = 0; w < run.size(); ++w) {
       ns[w].clear();
-      for (int m = 0; m < 3; ++m) {
+      for (int m = 0; m < kNumModes; ++m) {
         ns[w].push_back(median(samples[w][size_t(m)]));
-        text << ns[w].back() << (m == 2 ? "\n" : " ");
+        text << ns[w].back() << (m + 1 == kNumModes ? "\n" : " ");
       }
     }
     store_artifact(path, text.str());

@@ -5,7 +5,8 @@
 //   Streams     the runtime nodes on two CPU streams (uops' scheduled runtime);
 //   PerOp       one OpenMP region per op (wavefront mode `separate`: one launch per op);
 //   Fused       one OpenMP region per wavefront (mode `fused`);
-//   Policy      each wavefront in the mode measured fastest at the first run.
+//   Policy      each wavefront in the mode measured fastest at the first run (fused,
+//               separate, streams, or single: the fused function on one thread).
 // Compare within one run (interleaved repetitions): the machine's load moves every figure.
 // OMP_WAIT_POLICY=passive is the setting for a shared machine (see CCompileOptions::threads).
 // There is no GPU figure here: the fused CUDA kernels are tested through the CUDA emulation.
@@ -121,11 +122,8 @@ void Wavefronts(benchmark::State& state, std::optional<WaveMode> mode) {
   chain.run();  // compiles and, for the policy, measures
   for (auto _ : state) chain.run();
   state.counters["wavefronts"] = double(chain.wavefronts().size());
-  if (!mode) {
-    int fused = 0;
-    for (WaveMode w : chain.modes()) fused += w == WaveMode::fused;
-    state.counters["fused_waves"] = fused;
-  }
+  if (!mode)  // how many wavefronts the policy put in each mode
+    for (WaveMode w : chain.modes()) state.counters[wave_mode_name(w)] += 1;
 }
 
 void Serial(benchmark::State& s) {

@@ -138,7 +138,8 @@ TEST(Wavefront, RandomChainsMatchTheInterpreterInEveryMode) {
     }
     for (std::optional<WaveMode> mode :
          {std::optional<WaveMode>(WaveMode::fused), std::optional<WaveMode>(WaveMode::separate),
-          std::optional<WaveMode>(WaveMode::streams), std::optional<WaveMode>()}) {
+          std::optional<WaveMode>(WaveMode::streams), std::optional<WaveMode>(WaveMode::single),
+          std::optional<WaveMode>()}) {
       WavefrontOptions options;
       options.compile = exact();
       options.threads = 3;  // more threads than cores: shares interleave
@@ -157,7 +158,7 @@ TEST(Wavefront, RandomChainsMatchTheInterpreterInEveryMode) {
       ++compared;
     }
   }
-  EXPECT_GE(compared, 3 * 4);
+  EXPECT_GE(compared, 3 * 5);
 }
 
 TEST(Wavefront, IndependentStepsShareAWavefrontAndDependentOnesDoNot) {
@@ -203,7 +204,7 @@ TEST(Wavefront, MeasuredModesAreCachedAndReused) {
   WavefrontChain first(c.steps, c.inputs, options);
   std::vector<std::vector<double>> times = first.measured_ns();
   ASSERT_EQ(times.size(), first.wavefronts().size());
-  for (auto& t : times) EXPECT_EQ(t.size(), 3u);
+  for (auto& t : times) EXPECT_EQ(t.size(), 4u);
   options.remeasure = false;
   WavefrontChain second(c.steps, c.inputs, options);
   EXPECT_EQ(second.measured_ns(), times);  // read back, not measured again
@@ -218,7 +219,7 @@ TEST(Wavefront, AFailingKernelNamesItsStep) {
   Program p = lower(g);
   std::mt19937_64 rng(4);
   TensorMap inputs = {{"x", random_tensor(DType::f64, {4}, rng)}};
-  for (WaveMode mode : {WaveMode::fused, WaveMode::separate, WaveMode::streams}) {
+  for (WaveMode mode : {WaveMode::fused, WaveMode::separate, WaveMode::streams, WaveMode::single}) {
     WavefrontOptions options;
     options.compile = exact();
     options.mode = mode;

@@ -20,8 +20,9 @@
 // only barrier. Modes, per wavefront:
 //   fused     that region, with every op of the wavefront;
 //   separate  one region per op, one after another (one launch per op);
-//   streams   each op on one thread, as nodes of a runtime graph over CPU streams.
-// Without a fixed mode, the first run() times the three modes of every wavefront (medians of
+//   streams   each op on one thread, as nodes of a runtime graph over CPU streams;
+//   single    the fused function on a team of one thread: every op in turn, no hand-off.
+// Without a fixed mode, the first run() times the four modes of every wavefront (medians of
 // interleaved repetitions, on the live buffers, which are saved before and restored after) and
 // keeps the fastest. The times are cached in the kernel cache under its trust rules (private
 // folder, verified digest, O_NOFOLLOW), keyed by the compiled unit's key, the shapes and
@@ -51,7 +52,7 @@ struct ChainOp {
   int block = -1;  // -1: the step's zero fill
 };
 
-enum class WaveMode { fused, separate, streams };
+enum class WaveMode { fused, separate, streams, single };
 const char* wave_mode_name(WaveMode mode);
 
 struct WavefrontOptions {
@@ -91,7 +92,7 @@ class WavefrontChain {
 
   const std::vector<std::vector<ChainOp>>& wavefronts() const;
   // Each wavefront's mode (measuring first when none is chosen yet), and the median times, in
-  // nanoseconds, that chose it (fused, separate, streams; empty for a fixed mode).
+  // nanoseconds, that chose it (fused, separate, streams, single; empty for a fixed mode).
   std::vector<WaveMode> modes();
   std::vector<std::vector<double>> measured_ns();
 
