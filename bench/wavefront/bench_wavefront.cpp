@@ -1,9 +1,13 @@
 // Many small independent ops on the CPU: the four gates of an LSTM cell over several layers,
 // forward and gradient, as one chain of uop programs (linear, sigmoid/tanh, the cell update, and
-// each gate's linear gradient). Four ways to run it on two threads:
-//   Serial      the runtime nodes on one stream (the blocks one after another);
+// each gate's linear gradient), on two threads:
+//   Serial      the runtime nodes (ChainNodes) on one stream (the blocks one after another);
 //   Streams     the runtime nodes on two CPU streams (uops' scheduled runtime);
+// and, with the wavefront unit's kernels (compiled with OpenMP, so their innermost reductions
+// are SIMD reductions, which ChainNodes' kernels, built without OpenMP, are not):
 //   PerOp       one OpenMP region per op (wavefront mode `separate`: one launch per op);
+//   WaveStreams each wavefront's ops as runtime nodes on two streams (mode `streams`);
+//   Single      every op on one thread (mode `single`);
 //   Fused       one OpenMP region per wavefront (mode `fused`);
 //   Policy      each wavefront in the mode measured fastest at the first run (fused,
 //               separate, streams, or single: the fused function on one thread).
@@ -135,6 +139,12 @@ void Streams(benchmark::State& s) {
 void PerOp(benchmark::State& s) {
   Wavefronts(s, WaveMode::separate);
 }
+void WaveStreams(benchmark::State& s) {
+  Wavefronts(s, WaveMode::streams);
+}
+void Single(benchmark::State& s) {
+  Wavefronts(s, WaveMode::single);
+}
 void Fused(benchmark::State& s) {
   Wavefronts(s, WaveMode::fused);
 }
@@ -147,6 +157,8 @@ void Policy(benchmark::State& s) {
 BENCHMARK(Serial)->LSTM_SIZES;
 BENCHMARK(Streams)->LSTM_SIZES;
 BENCHMARK(PerOp)->LSTM_SIZES;
+BENCHMARK(WaveStreams)->LSTM_SIZES;
+BENCHMARK(Single)->LSTM_SIZES;
 BENCHMARK(Fused)->LSTM_SIZES;
 BENCHMARK(Policy)->LSTM_SIZES;
 
