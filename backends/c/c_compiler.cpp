@@ -276,14 +276,19 @@ void* load(const std::filesystem::path& so, std::string* error) {
 
 }  // namespace
 
+std::string compile_key(const std::string& source, const CCompileOptions& options) {
+  CompilerInfo cc = compiler_info(options.compiler);
+  std::string flag_text;
+  for (auto& f : compile_flags(cc, options)) flag_text += f + " ";
+  for (auto& f : link_libraries(cc, options)) flag_text += f + " ";
+  if (options.target == "native") flag_text += host_target();
+  return kernel_cache_key(source, cc.identity, flag_text);
+}
+
 void* compile_and_load(const std::string& source, const CCompileOptions& options) {
   CompilerInfo cc = compiler_info(options.compiler);
   std::vector<std::string> flags = compile_flags(cc, options), libs = link_libraries(cc, options);
-  std::string flag_text;
-  for (auto& f : flags) flag_text += f + " ";
-  for (auto& f : libs) flag_text += f + " ";
-  if (options.target == "native") flag_text += host_target();
-  std::string key = kernel_cache_key(source, cc.identity, flag_text);
+  std::string key = compile_key(source, options);
   std::filesystem::path so = kernel_cache_path(key, ".so");
   // A cached object that fails verification is deleted by read_artifact; one that verifies but
   // does not load (written by an older, broken run) is deleted here; either is rebuilt once.

@@ -29,6 +29,9 @@ std::vector<std::string> link_libraries(const CompilerInfo& cc, const CCompileOp
 // Compiles `source` into a shared object (or finds it in the cache) and dlopens it. Errors
 // carry the compiler's message and the path of the kept source file.
 void* compile_and_load(const std::string& source, const CCompileOptions& options);
+// The kernel-cache key of that compile: the source, the compiler's identity, the flags and, for
+// "native", the host CPU.
+std::string compile_key(const std::string& source, const CCompileOptions& options);
 
 // Runs argv (argv[0] a path) without a shell, stdin from /dev/null, returning its combined
 // stdout and stderr; `status` gets the exit status (-1 when killed by a signal).

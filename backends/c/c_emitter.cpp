@@ -168,7 +168,7 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
 }
 
 std::string function(const Program& original, const std::string& entry, bool reassociate,
-                     std::set<std::string>& helpers) {
+                     bool worksharing, std::set<std::string>& helpers) {
   const Program p = tile_reductions(original, 64);
   KernelWriter w(p, codegen::Dialect::c);
   w.reciprocal_division = reassociate;
@@ -182,6 +182,8 @@ std::string function(const Program& original, const std::string& entry, bool rea
   // The pragma for a loop running `work` iterations in all, or none below the threshold.
   auto parallel_pragma = [&](const Index& work, int collapse, bool err) {
     std::string clauses = collapse == 2 ? " collapse(2)" : "";
+    if (worksharing)
+      return "#ifdef _OPENMP\n#pragma omp for" + clauses + " schedule(static) nowait\n#endif\n";
     clauses += " schedule(static) num_threads(threads)";
     int64_t c = 0;
     if (is_const(work, &c) && c < kParallelThreshold) return std::string();
@@ -199,7 +201,7 @@ std::string function(const Program& original, const std::string& entry, bool rea
     return work;
   };
   for (size_t bi = 0; bi < p.blocks.size();) {
-    size_t end = row_local_end(p, bi);
+    size_t end = worksharing ? bi + 1 : row_local_end(p, bi);
     if (end > bi + 1) {
       body += row_local(p, bi, end, w, simd, parallel_pragma, work_from);
       bi = end;
@@ -207,6 +209,7 @@ std::string function(const Program& original, const std::string& entry, bool rea
     }
     const Block& b = p.blocks[bi];
     body += "\n  /* block " + std::to_string(bi) + ": " + b.origin + " */\n";
+    if (worksharing && bi > 0) body += "#ifdef _OPENMP\n#pragma omp barrier\n#endif\n";
     ParallelLoop pl = choose_parallel(p, b);
     std::string nest;
     // The pragma is written after the nest, once we know whether it reports errors.
@@ -217,11 +220,19 @@ std::string function(const Program& original, const std::string& entry, bool rea
       else
         simd(b, k, indent, out);
     });
+    // Worksharing: every thread of the team runs the loops outside the parallel one, so they
+    // must hold no statements; otherwise one thread runs the whole block.
+    bool shared = pl.collapse != 0;
+    for (size_t k = 0; k < pl.depth; ++k) shared &= !b.loops[k].is_pivot();
     if (pl.collapse) {
-      std::string pragma = parallel_pragma(work_from(b, pl.depth), pl.collapse,
-                                           nest.find("&err") != std::string::npos);
+      std::string pragma = worksharing && !shared
+                               ? ""
+                               : parallel_pragma(work_from(b, pl.depth), pl.collapse,
+                                                 nest.find("&err") != std::string::npos);
       nest.replace(nest.find(marker), marker.size(), pragma);
     }
+    if (worksharing && !shared)
+      nest = "#ifdef _OPENMP\n#pragma omp single nowait\n#endif\n  {\n" + nest + "  }\n";
     body += nest;
     ++bi;
   }
@@ -255,8 +266,8 @@ std::string function(const Program& original, const std::string& entry, bool rea
   if (w.used_tensors().empty()) decl += "  (void)tensors;\n";
   if (w.used_sizes().empty()) decl += "  (void)sizes;\n";
   if (w.used_params().empty()) decl += "  (void)params;\n";
-  if (!any_parallel) decl += "  (void)threads;\n";
-  if (any_parallel) decl += "#ifndef _OPENMP\n  (void)threads;\n#endif\n";
+  if (!any_parallel || worksharing) decl += "  (void)threads;\n";
+  if (any_parallel && !worksharing) decl += "#ifndef _OPENMP\n  (void)threads;\n#endif\n";
   if (w.uses_error_flag()) decl += "  int err = 0;\n";
 
   std::string table = "/* " + entry + ": tensors";
@@ -281,11 +292,12 @@ std::string function(const Program& original, const std::string& entry, bool rea
 }  // namespace
 
 std::string emit_c_unit(const std::vector<const Program*>& programs,
-                        const std::vector<std::string>& entries, bool reassociate) {
+                        const std::vector<std::string>& entries, bool reassociate,
+                        bool worksharing) {
   std::set<std::string> helpers;
   std::string functions;
   for (size_t i = 0; i < programs.size(); ++i)
-    functions += "\n" + function(*programs[i], entries[i], reassociate, helpers);
+    functions += "\n" + function(*programs[i], entries[i], reassociate, worksharing, helpers);
   // SIMD variants of the math functions, in libmvec: the compiler defines UOPS_MVEC and links it
   // (CCompileOptions::vector_math); elsewhere the source means the same without them.
   std::string vector_math;

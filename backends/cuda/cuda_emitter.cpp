@@ -60,22 +60,25 @@ std::string combine(KernelWriter& w, ReduceOp op, const std::string& a, const st
   }
 }
 
-std::string kernel_body(KernelWriter& w, const codegen::KernelPlan& kp) {
+// `block` and `grid` spell the block index and grid size: blockIdx.x and gridDim.x, or a
+// device function's virtual ones.
+std::string kernel_body(KernelWriter& w, const codegen::KernelPlan& kp, const std::string& block,
+                        const std::string& grid) {
   const Block& b = kp.loops;
   const size_t m = kp.grid_loops;
   const std::set<int>& atomic = kp.atomic;
   std::string s;
   if (m == 0) {
     // Nothing independent: one thread runs the nest in order.
-    s += "  if (blockIdx.x != 0 || threadIdx.x != 0) return;\n";
+    s += "  if (" + block + " != 0 || threadIdx.x != 0) return;\n";
     w.loop(b, 0, 1, s);
     return s;
   }
   s += extents(w, b, 0, m, "e", "total", 1);
   const Loop& owner = b.loops[m - 1];
   if (!kp.cooperative) {
-    s += "  for (int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g < total;\n"
-         "       g += (int64_t)gridDim.x * blockDim.x) {\n";
+    s += "  for (int64_t g = (int64_t)" + block + " * blockDim.x + threadIdx.x; g < total;\n" +
+         "       g += (int64_t)" + grid + " * blockDim.x) {\n";
     s += unflatten(w, kp, 0, m, "g", "e", 2);
     w.declare_carried(b, owner, 2, s);
     if (m < b.loops.size()) w.loop(b, m, 2, s, nullptr, atomic);
@@ -84,7 +87,7 @@ std::string kernel_body(KernelWriter& w, const codegen::KernelPlan& kp) {
   }
   s += "  __shared__ " + std::string(w.scalar()) + " partial[" +
        std::to_string(codegen::LaunchPlan::threads_per_block) + "];\n";
-  s += "  for (int64_t g = blockIdx.x; g < total; g += gridDim.x) {\n";
+  s += "  for (int64_t g = " + block + "; g < total; g += " + grid + ") {\n";
   s += unflatten(w, kp, 0, m, "g", "e", 2);
   w.declare_carried(b, owner, 2, s);
   s += extents(w, b, m, b.loops.size(), "f", "count", 2);
@@ -109,14 +112,15 @@ std::string kernel_body(KernelWriter& w, const codegen::KernelPlan& kp) {
 
 }  // namespace
 
-CudaModule emit_cuda_module(const Program& p) {
+CudaModule emit_cuda_module(const Program& p, bool device_functions) {
   CudaModule mod{"", codegen::plan_launch(p)};
   KernelWriter w(p, codegen::Dialect::cuda);
   std::string kernels;
   for (codegen::KernelPlan& kp : mod.plan.kernels) {
     using codegen::KernelArg;
     w.reset_usage();
-    std::string body = kernel_body(w, kp);
+    std::string body = device_functions ? kernel_body(w, kp, "vblock", "vgrid")
+                                        : kernel_body(w, kp, "blockIdx.x", "gridDim.x");
     std::string sig;
     const Names& names = w.names();
     for (int t : w.used_tensors()) {
@@ -137,7 +141,10 @@ CudaModule emit_cuda_module(const Program& p) {
       }
     kernels += "\n/* block " + std::to_string(kp.block) + ": " + kp.loops.origin +
                (kp.cooperative ? " (cooperative reduction)" : "") + " */\n";
-    kernels += "extern \"C\" __global__ void " + kp.name + "(" + sig + "int *error) {\n";
+    kernels += device_functions
+                   ? "__device__ void " + kp.name + "(unsigned vblock, unsigned vgrid, "
+                   : "extern \"C\" __global__ void " + kp.name + "(";
+    kernels += sig + "int *error) {\n";
     if (w.uses_error_flag()) kernels += "  int err = 0;\n";
     kernels += body;
     if (w.uses_error_flag())

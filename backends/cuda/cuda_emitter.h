@@ -14,6 +14,9 @@ struct CudaModule {
   codegen::LaunchPlan plan;
 };
 
-CudaModule emit_cuda_module(const Program& p);
+// `device_functions`: each kernel is instead a `__device__ void` taking its virtual block index
+// and grid size (unsigned vblock, unsigned vgrid) before its parameters, for a kernel that runs
+// several kernels' blocks in one launch (backends/scheduled/wavefront.cpp); the plan is the same.
+CudaModule emit_cuda_module(const Program& p, bool device_functions = false);
 
 }  // namespace uops::cuda

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "uops/backends/c/c_backend.h"
@@ -22,5 +23,11 @@ using BlockFn = int (*)(void* const* tensors, const int64_t* sizes, const int64_
 // c_backend.h (codegen::kernel_error_message turns them into the interpreter's words).
 std::vector<std::vector<BlockFn>> compile_block_kernels(const std::vector<Program>& programs,
                                                         const CCompileOptions& options);
+
+// The unit compile_block_kernels compiles (`worksharing`: see cgen::emit_c_unit), and the name
+// of block b of program i in it.
+std::string block_kernels_source(const std::vector<Program>& programs, bool reassociate,
+                                 bool worksharing = false);
+std::string block_entry(size_t program, size_t block);
 
 }  // namespace uops::cgen

@@ -450,12 +450,31 @@ std::string as_host_source(const std::string& cuda) {
   return s;
 }
 
+std::string shim_source() {
+  return read_text(UOPS_CUDA_SHIM_DIR "/cuda_shim_runtime.h") +
+         read_text(UOPS_CUDA_SHIM_DIR "/cuda_shim.inc");
+}
+
+// The C backend's compile through the kernel cache, with the C++ compiler: the later -x, -std
+// and -O override the C flags it puts first.
+std::shared_ptr<Module> load_module(const std::string& source) {
+  CCompileOptions options;
+  const char* cxx = std::getenv("CXX");
+  options.compiler = cxx && *cxx ? cxx : "c++";
+  options.openmp = false;
+  options.extra_flags = {"-x", "c++", "-std=c++20", "-O1", "-w"};
+  auto m = std::make_shared<Module>();
+  m->handle = cgen::compile_and_load(source, options);
+  m->runtime = static_cast<uops_emu::Runtime**>(dlsym(m->handle, "uops_emu_rt"));
+  if (!m->runtime) throw Error("CUDA emulation: the shim's runtime pointer is missing");
+  return m;
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(std::vector<Program> programs,
                                                             const SourceEdit& edit) {
-  std::string source = read_text(UOPS_CUDA_SHIM_DIR "/cuda_shim_runtime.h") +
-                       read_text(UOPS_CUDA_SHIM_DIR "/cuda_shim.inc");
+  std::string source = shim_source();
   std::vector<codegen::LaunchPlan> plans;
   for (size_t i = 0; i < programs.size(); ++i) {
     cuda::CudaModule mod = cuda::emit_cuda_module(programs[i]);
@@ -467,17 +486,7 @@ std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(std::vector<Program>
                 ns + "::" + k.name + ", a, n); }\n";
     plans.push_back(std::move(mod.plan));
   }
-  // The C backend's compile through the kernel cache, with the C++ compiler: the later -x,
-  // -std and -O override the C flags it puts first.
-  CCompileOptions options;
-  const char* cxx = std::getenv("CXX");
-  options.compiler = cxx && *cxx ? cxx : "c++";
-  options.openmp = false;
-  options.extra_flags = {"-x", "c++", "-std=c++20", "-O1", "-w"};
-  auto m = std::make_shared<Module>();
-  m->handle = cgen::compile_and_load(source, options);
-  m->runtime = static_cast<uops_emu::Runtime**>(dlsym(m->handle, "uops_emu_rt"));
-  if (!m->runtime) throw Error("CUDA emulation: the shim's runtime pointer is missing");
+  std::shared_ptr<Module> m = load_module(source);
   std::vector<std::unique_ptr<Executable>> out;
   for (size_t i = 0; i < programs.size(); ++i) {
     std::vector<Stub> stubs;
@@ -497,6 +506,44 @@ std::unique_ptr<Executable> emulate_cuda(Program p, const SourceEdit& edit) {
   std::vector<Program> one;
   one.push_back(std::move(p));
   return std::move(emulate_cuda_batch(std::move(one), edit).front());
+}
+
+void emulate_cuda_wavefronts(const CudaWavefronts& kernels) {
+  std::string source = shim_source() + "\nnamespace uops_emu_raw {\n" +
+                       as_host_source(kernels.source) + "}  // namespace uops_emu_raw\n";
+  for (const CudaWavefrontKernel& k : kernels.kernels)
+    source += "extern \"C\" void uops_emu_raw_" + k.name +
+              "(void **a, int n) { uops_emu::call(uops_emu_raw::" + k.name + ", a, n); }\n";
+  std::shared_ptr<Module> m = load_module(source);
+  Device device;
+  *m->runtime = device.runtime();
+  std::map<Tensor*, codegen::DeviceAddress> addresses;
+  for (const CudaWavefrontKernel& k : kernels.kernels)
+    for (size_t a = 0; a < k.buffers.size(); ++a) {
+      Tensor* t = k.buffers[a];
+      if (addresses.count(t)) continue;
+      addresses[t] = device.allocate(k.names[a], t->bytes.size(), dtype_size(t->dtype), 0);
+      if (!t->bytes.empty())
+        std::memcpy(device.host(addresses[t]), t->bytes.data(), t->bytes.size());
+    }
+  codegen::DeviceAddress error = device.allocate("error word", sizeof(int), sizeof(int), 0);
+  for (const CudaWavefrontKernel& k : kernels.kernels) {
+    auto stub = reinterpret_cast<Stub>(dlsym(m->handle, ("uops_emu_raw_" + k.name).c_str()));
+    if (!stub) throw Error("CUDA emulation: missing kernel " + k.name);
+    std::vector<uint64_t> words;
+    for (Tensor* t : k.buffers) words.push_back(addresses.at(t));
+    words.push_back(error);
+    std::vector<void*> pointers;
+    for (auto& w : words) pointers.push_back(&w);
+    device.launch(k.name, stub, pointers.data(), int(pointers.size()), {k.grid, k.threads},
+                  k.barriers);
+    if (!device.first_fault().empty()) throw Error("CUDA emulation: " + device.first_fault());
+  }
+  for (auto& [t, address] : addresses)
+    if (!t->bytes.empty()) std::memcpy(t->bytes.data(), device.host(address), t->bytes.size());
+  int bits = 0;
+  std::memcpy(&bits, device.host(error), sizeof bits);
+  if (bits) throw Error(codegen::kernel_error_message(bits));
 }
 
 }  // namespace uops::testing

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "uops/backends/executable.h"
+#include "uops/backends/wavefront.h"
 
 namespace uops::testing {
 
@@ -28,5 +29,11 @@ using SourceEdit = std::function<std::string(const std::string&)>;
 std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(std::vector<Program> programs,
                                                             const SourceEdit& edit = nullptr);
 std::unique_ptr<Executable> emulate_cuda(Program p, const SourceEdit& edit = nullptr);
+
+// A chain's wavefront kernels (uops/backends/wavefront.h), launched in order with their grids
+// and block sizes on the tensors they name, which serve as device memory: copied in before the
+// first launch and out after the last. Buffers start as the tensors hold them (nothing is
+// filled with 0xff here: fill what should be overwritten). A fault or error bits throw.
+void emulate_cuda_wavefronts(const CudaWavefronts& kernels);
 
 }  // namespace uops::testing

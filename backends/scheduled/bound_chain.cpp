@@ -1,0 +1,155 @@
+#include "backends/scheduled/bound_chain.h"
+
+#include <algorithm>
+
+#include "uops/backends/interpreter.h"
+#include "uops/error.h"
+
+namespace uops {
+
+namespace {
+
+// The buffer each program tensor is bound to (empty for temporaries), after checking that no two
+// of them share one.
+std::vector<std::string> bound_names(const ChainStep& step) {
+  const Program& p = step.program;
+  std::vector<std::string> names(p.tensors.size());
+  std::set<std::string> seen;
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const TensorInfo& info = p.tensors[t];
+    if (info.role == Role::temporary) continue;
+    auto it = step.buffers.find(info.name);
+    names[t] = it == step.buffers.end() ? info.name : it->second;
+    if (!seen.insert(names[t]).second)
+      throw Error("step '" + step.label + "' binds two tensors to buffer '" + names[t] +
+                  "' (a program cannot write what it reads, nor one tensor twice)");
+  }
+  return names;
+}
+
+TensorMap step_inputs(const ChainStep& step, const std::vector<std::string>& names,
+                      const TensorMap& buffers) {
+  TensorMap inputs;
+  for (int t : step.program.inputs()) {
+    auto it = buffers.find(names[t]);
+    if (it == buffers.end())
+      throw Error("step '" + step.label + "' reads buffer '" + names[t] +
+                  "', which is no input of the chain and no earlier step writes");
+    inputs[step.program.tensors[t].name] = it->second;
+  }
+  return inputs;
+}
+
+// The buffer an output goes to: created when new, else it must keep its dtype and shape.
+Tensor& output_buffer(const ChainStep& step, const std::string& name, DType dtype,
+                      const std::vector<int64_t>& shape, TensorMap& buffers) {
+  auto [it, created] = buffers.try_emplace(name, dtype, shape);
+  if (!created && (it->second.dtype != dtype || it->second.shape != shape))
+    throw Error("step '" + step.label + "' writes buffer '" + name + "' as " + dtype_name(dtype) +
+                " " + Tensor(dtype, shape).shape_text() + ", but it is " +
+                dtype_name(it->second.dtype) + " " + it->second.shape_text());
+  return it->second;
+}
+
+// Tensors read through Data leaves: an i32 tensor whose elements are indices (select, and the
+// scatter of its gradient, which stores at positions it reads).
+void index_reads(const Index& e, std::set<int>& reads) {
+  if (!e) return;
+  if (e->kind == IndexKind::Data) reads.insert(int(e->value));
+  index_reads(e->a, reads);
+  index_reads(e->b, reads);
+  for (const Index& arg : e->args) index_reads(arg, reads);
+}
+
+void value_reads(const Value& v, std::set<int>& reads) {
+  if (!v) return;
+  if (v->kind == ValueKind::Load) reads.insert(v->tensor);
+  for (const Index& i : v->index) index_reads(i, reads);
+  index_reads(v->ivalue, reads);
+  value_reads(v->a, reads);
+  value_reads(v->b, reads);
+  value_reads(v->c, reads);
+}
+
+}  // namespace
+
+void interpret_chain(const std::vector<ChainStep>& steps, TensorMap& buffers) {
+  for (const ChainStep& step : steps) {
+    std::vector<std::string> names = bound_names(step);
+    TensorMap outputs = interpret(step.program, step_inputs(step, names, buffers), step.params);
+    for (int t : step.program.outputs()) {
+      Tensor& result = outputs.at(step.program.tensors[t].name);
+      output_buffer(step, names[t], result.dtype, result.shape, buffers) = std::move(result);
+    }
+  }
+}
+
+namespace sched {
+
+void block_accesses(const Block& b, std::set<int>& reads, std::set<int>& writes) {
+  for (const Loop& l : b.loops) {
+    index_reads(l.start, reads);
+    index_reads(l.end, reads);
+    for (const Stmt& s : l.stmts) {
+      if (s.kind != StmtKind::reduce) writes.insert(s.tensor);
+      for (const Index& i : s.index) index_reads(i, reads);
+      index_reads(s.arg, reads);
+      value_reads(s.value, reads);
+    }
+  }
+  for (int t : writes) reads.erase(t);
+}
+
+void bind_chain(BoundChain& out, std::vector<ChainStep> steps, TensorMap inputs) {
+  out.buffers = std::move(inputs);
+  out.steps.resize(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    BoundStep& s = out.steps[i];
+    s.chain = std::move(steps[i]);
+    const Program& p = s.chain.program;
+    s.names = bound_names(s.chain);
+    TensorMap step_in = step_inputs(s.chain, s.names, out.buffers);
+    try {
+      s.binding = uops::bind(p, step_in, s.chain.params);
+    } catch (const Error& e) {
+      throw Error("step '" + s.chain.label + "': " + e.what());
+    }
+    const Binding& b = s.binding;
+    s.temporaries.resize(p.tensors.size());
+    for (size_t t = 0; t < p.tensors.size(); ++t) {
+      const TensorInfo& info = p.tensors[t];
+      if (info.role == Role::input) {
+        s.tensors.push_back(&out.buffers.at(s.names[t]));
+      } else if (info.role == Role::output) {
+        s.tensors.push_back(
+            &output_buffer(s.chain, s.names[t], info.dtype, b.shapes[t], out.buffers));
+      } else {
+        s.temporaries[t] = Tensor(info.dtype, b.shapes[t]);
+        s.tensors.push_back(&s.temporaries[t]);
+      }
+      s.pointers.push_back(s.tensors[t]->bytes.data());
+      s.sizes.insert(s.sizes.end(), b.shapes[t].begin(), b.shapes[t].end());
+    }
+    for (const std::string& name : p.params) s.params.push_back(b.params.at(name));
+  }
+}
+
+const Tensor& read_buffer(const BoundChain& chain, const std::string& buffer) {
+  auto it = chain.buffers.find(buffer);
+  if (it == chain.buffers.end()) throw Error("no buffer named '" + buffer + "'");
+  return it->second;
+}
+
+void write_buffer(BoundChain& chain, const std::string& buffer, const Tensor& value) {
+  auto it = chain.buffers.find(buffer);
+  if (it == chain.buffers.end()) throw Error("no buffer named '" + buffer + "'");
+  Tensor& b = it->second;
+  if (b.dtype != value.dtype || b.shape != value.shape)
+    throw Error("buffer '" + buffer + "' is " + dtype_name(b.dtype) + " " + b.shape_text() +
+                ", not " + dtype_name(value.dtype) + " " + value.shape_text());
+  std::copy(value.bytes.begin(), value.bytes.end(), b.bytes.begin());
+}
+
+}  // namespace sched
+
+}  // namespace uops
