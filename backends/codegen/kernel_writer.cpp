@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 
+#include "backends/codegen/parallel.h"
 #include "uops/error.h"
 #include "uops/ir/printer.h"
 
@@ -408,7 +409,9 @@ void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::st
 // (plus terms of outer variables) on some axis and does not use k: then each inner iteration
 // owns one element, the same in every iteration of k, and nothing in the loops reads it.
 bool KernelWriter::tile_loop(const Block& b, size_t k) const {
-  if (!register_tiles || k + 1 >= b.loops.size() || b.loops[k].is_pivot()) return false;
+  // A loop that runs once gains nothing, and may be the second of a collapsed parallel pair.
+  if (!register_tiles || k + 1 >= b.loops.size() || b.loops[k].is_pivot() || runs_once(b.loops[k]))
+    return false;
   std::vector<int> inner;
   int64_t elements = 1;
   for (size_t x = k + 1; x < b.loops.size(); ++x) {
