@@ -8,10 +8,6 @@ namespace uops {
 
 namespace {
 
-bool fixed(const Index& e) {
-  return !uses_any_var(e) && !uses_data(e);
-}
-
 // Every access to a written tensor holds exactly `var` on one common axis.
 bool exclusive(const std::vector<passes::Access>& accesses, const std::vector<bool>& written,
                int var) {
@@ -32,27 +28,70 @@ bool exclusive(const std::vector<passes::Access>& accesses, const std::vector<bo
   return true;
 }
 
-// The position of the loop to tile, or 0 when the block does not qualify.
-size_t reduction_loop(const Program& p, const Block& b, int64_t tile) {
+// Loops [first, end) qualify: their bounds use none of their variables and no data, they own no
+// carried scalars, statements sit only in the innermost loop and none can raise an error. Then
+// the last `end - first` loops may be reordered and split freely. Also gives each loop's
+// exclusivity.
+bool qualifies(const Program& p, const Block& b, size_t first, std::vector<bool>* exclusive_loops) {
+  std::vector<int> vars;
+  for (size_t k = first; k < b.loops.size(); ++k) vars.push_back(b.loops[k].var);
   for (size_t k = 0; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];
-    if (!l.carried.empty() || (k + 1 < b.loops.size() && !l.stmts.empty())) return 0;
-    if (!fixed(l.start) || !fixed(l.end)) return 0;
+    if (!l.carried.empty() || (k + 1 < b.loops.size() && !l.stmts.empty())) return false;
+    if (k < first) continue;
+    if (uses_data(l.start) || uses_data(l.end)) return false;
+    for (int v : vars)
+      if (uses_var(l.start, v) || uses_var(l.end, v)) return false;
   }
   for (auto& s : b.loops.back().stmts) {
-    if (may_raise(s.value) || may_raise(s.arg)) return 0;
+    if (may_raise(s.value) || may_raise(s.arg)) return false;
     for (auto& e : s.index)
-      if (may_raise(e)) return 0;
+      if (may_raise(e)) return false;
   }
   auto accesses = passes::block_accesses(b);
   std::vector<bool> written = passes::tensor_sets(b, int(p.tensors.size())).writes;
+  for (auto& l : b.loops) exclusive_loops->push_back(exclusive(accesses, written, l.var));
+  return true;
+}
+
+// The position of the loop to tile, or 0 when the block does not qualify.
+size_t reduction_loop(const Program& p, const Block& b, int64_t tile) {
+  std::vector<bool> ex;
+  if (!qualifies(p, b, 0, &ex)) return 0;
   for (size_t k = 0; k + 1 < b.loops.size(); ++k) {
-    if (exclusive(accesses, written, b.loops[k].var)) continue;
+    if (ex[k]) continue;
     int64_t s = 0, e = 0;
     bool small = is_const(b.loops[k].start, &s) && is_const(b.loops[k].end, &e) && e - s <= tile;
     return k > 0 && !small ? k : 0;
   }
   return 0;
+}
+
+bool empty(const Loop& l) {
+  int64_t e = 0;
+  return is_const(idx::sub(l.end, l.start), &e) && e <= 0;
+}
+
+Loop counted(int var, Index end) {
+  Loop l;
+  l.var = var;
+  l.start = idx::constant(0);
+  l.end = std::move(end);
+  return l;
+}
+
+// `var` replaced by `by` in every index of the innermost loop's statements.
+void replace_var(Block& b, int var, const Index& by) {
+  auto leaf = [&](const Index& e) -> Index {
+    return e->kind == IndexKind::Var && e->value == var ? by : nullptr;
+  };
+  auto index = [&](const Index& e) { return rewrite(e, leaf); };
+  for (auto& s : b.loops.back().stmts) {
+    for (auto& e : s.index) e = index(e);
+    if (s.arg) s.arg = index(s.arg);
+    s.value = rewrite(
+        s.value, [](const Value&) -> Value { return nullptr; }, index);
+  }
 }
 
 }  // namespace
@@ -62,16 +101,65 @@ Program tile_reductions(Program p, int64_t tile) {
     size_t k = reduction_loop(p, b, tile);
     if (k == 0) continue;
     Loop& inner = b.loops[k];
-    Loop tiles;
-    tiles.var = p.num_vars++;
-    tiles.start = idx::constant(0);
     Index extent = idx::sub(inner.end, inner.start);
-    tiles.end = idx::floordiv(idx::add(extent, idx::constant(tile - 1)), idx::constant(tile));
+    Loop tiles = counted(p.num_vars++, idx::floordiv(idx::add(extent, idx::constant(tile - 1)),
+                                                     idx::constant(tile)));
     Index first = idx::add(inner.start, idx::mul(idx::var(tiles.var), idx::constant(tile)));
     inner.end = idx::min(inner.end, idx::add(first, idx::constant(tile)));
     inner.start = first;
     b.loops.insert(b.loops.begin(), std::move(tiles));
   }
+  return p;
+}
+
+Program tile_registers(Program p, int64_t rows, int64_t cols) {
+  std::vector<Block> blocks;
+  for (auto& b : p.blocks) {
+    size_t n = b.loops.size();
+    std::vector<bool> ex;
+    if (n < 3 || !qualifies(p, b, n - 3, &ex) || !ex[n - 3] || ex[n - 2] || !ex[n - 1]) {
+      blocks.push_back(std::move(b));
+      continue;
+    }
+    // i, k, j: the whole tiles of i and j first, then the rows left over, then the columns.
+    const Loop i = b.loops[n - 3], j = b.loops[n - 1];
+    auto whole = [](const Loop& l, int64_t size) {
+      Index extent = idx::max(idx::sub(l.end, l.start), idx::constant(0));
+      return idx::floordiv(extent, idx::constant(size));
+    };
+    Index i_end = idx::add(i.start, idx::mul(whole(i, rows), idx::constant(rows)));
+    Index j_end = idx::add(j.start, idx::mul(whole(j, cols), idx::constant(cols)));
+    Block tiled = b;
+    Loop ti = counted(p.num_vars++, whole(i, rows)), tj = counted(p.num_vars++, whole(j, cols));
+    Loop r = counted(p.num_vars++, idx::constant(rows)),
+         c = counted(p.num_vars++, idx::constant(cols));
+    c.stmts = std::move(tiled.loops.back().stmts);
+    tiled.loops.resize(n - 1);
+    tiled.loops.back().stmts.clear();
+    tiled.loops.erase(tiled.loops.begin() + long(n - 3));
+    tiled.loops.insert(tiled.loops.begin() + long(n - 3), {ti, tj});
+    tiled.loops.push_back(r);
+    tiled.loops.push_back(std::move(c));
+    auto at = [](const Loop& l, const Loop& tile, const Loop& in, int64_t size) {
+      return idx::add(idx::add(l.start, idx::mul(idx::var(tile.var), idx::constant(size))),
+                      idx::var(in.var));
+    };
+    replace_var(tiled, i.var, at(i, ti, r, rows));
+    replace_var(tiled, j.var, at(j, tj, c, cols));
+    if (empty(tiled.loops[n - 3]) || empty(tiled.loops[n - 2])) {
+      blocks.push_back(std::move(b));
+      continue;
+    }
+    Block rest_rows = b, rest_cols = std::move(b);
+    rest_rows.loops[n - 3].start = i_end;
+    rest_cols.loops[n - 3].end = i_end;
+    rest_cols.loops[n - 1].start = j_end;
+    blocks.push_back(std::move(tiled));
+    for (Block* rest : {&rest_rows, &rest_cols})
+      if (!empty(rest->loops[n - 3]) && !empty(rest->loops[n - 1]))
+        blocks.push_back(std::move(*rest));
+  }
+  p.blocks = std::move(blocks);
   return p;
 }
 

@@ -169,9 +169,10 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
 
 std::string function(const Program& original, const std::string& entry, bool reassociate,
                      bool worksharing, std::set<std::string>& helpers) {
-  const Program p = tile_reductions(original, 64);
+  const Program p = tile_registers(tile_reductions(original, 128), 8, 32);
   KernelWriter w(p, codegen::Dialect::c);
   w.reciprocal_division = reassociate;
+  w.register_tiles = true;
   std::string body;
   bool any_parallel = false;
   auto simd = [&](const Block& b, size_t k, int indent, std::string& out) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 
+#include "backends/codegen/parallel.h"
 #include "uops/error.h"
 #include "uops/ir/printer.h"
 
@@ -326,7 +327,8 @@ void KernelWriter::declare_carried(const Block& b, const Loop& l, int indent, st
 std::string KernelWriter::store(const Stmt& s, bool atomic) {
   DType dt = p_.tensors[s.tensor].dtype;
   const std::string& t = names_.tensors[s.tensor];
-  std::string at = t + "[" + offset(s.tensor, s.index) + "]";
+  std::string at =
+      s.tensor == tile_.first ? tile_.second : t + "[" + offset(s.tensor, s.index) + "]";
   const char* suffix = f64_ ? "" : "f";
   // A checked store evaluates its value first, so an error in it is reported even when the
   // element falls outside (as the interpreter does).
@@ -402,12 +404,86 @@ void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::st
   }
 }
 
+// Inner loops of k with constant ranges [0, n), statements only in the innermost one, all
+// accumulating into one tensor at one unchecked index that holds each inner variable alone
+// (plus terms of outer variables) on some axis and does not use k: then each inner iteration
+// owns one element, the same in every iteration of k, and nothing in the loops reads it.
+bool KernelWriter::tile_loop(const Block& b, size_t k) const {
+  // A loop that runs once gains nothing, and may be the second of a collapsed parallel pair.
+  if (!register_tiles || k + 1 >= b.loops.size() || b.loops[k].is_pivot() || runs_once(b.loops[k]))
+    return false;
+  std::vector<int> inner;
+  int64_t elements = 1;
+  for (size_t x = k + 1; x < b.loops.size(); ++x) {
+    const Loop& l = b.loops[x];
+    int64_t s = 0, e = 0;
+    if (!is_const(l.start, &s) || !is_const(l.end, &e) || s != 0 || e <= 0 ||
+        (x + 1 < b.loops.size() && l.is_pivot()) || !l.carried.empty())
+      return false;
+    elements *= e;
+    inner.push_back(l.var);
+  }
+  const auto& stmts = b.loops.back().stmts;
+  if (elements > 1024 || stmts.empty()) return false;
+  auto uses_inner = [&](const Index& e) {
+    for (int v : inner)
+      if (uses_var(e, v)) return true;
+    return false;
+  };
+  for (auto& s : stmts) {
+    if (s.kind != StmtKind::accumulate || s.checked || s.tensor != stmts[0].tensor ||
+        s.index.size() != stmts[0].index.size())
+      return false;
+    for (size_t a = 0; a < s.index.size(); ++a)
+      if (!equal(s.index[a], stmts[0].index[a])) return false;
+    bool reads = false;
+    for_each_load(s.value, [&](const ValueNode& n) {
+      reads |= n.tensor == s.tensor;
+      for (auto& e : n.index) reads |= uses_data(e);
+    });
+    if (reads) return false;
+  }
+  for (auto& e : stmts[0].index)
+    if (uses_data(e) || uses_var(e, b.loops[k].var)) return false;
+  for (int v : inner) {
+    bool alone = false;
+    for (auto& e : stmts[0].index) {
+      auto var = [&](const Index& x) { return x->kind == IndexKind::Var && x->value == v; };
+      alone |= var(e) || (e->kind == IndexKind::Add &&
+                          ((var(e->a) && !uses_inner(e->b)) || (var(e->b) && !uses_inner(e->a))));
+    }
+    if (!alone) return false;
+  }
+  return true;
+}
+
 void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
                         const std::function<void(size_t, int, std::string&)>& before,
                         const std::set<int>& atomic) {
   const Loop& l = b.loops[k];
-  if (before) before(k, indent, out);
   std::string v = Names::var(l.var);
+  if (tile_loop(b, k)) {
+    const Stmt& s = b.loops.back().stmts[0];
+    std::string name = "tile_" + v, dims, at = name, copy;
+    for (size_t x = k + 1; x < b.loops.size(); ++x) {
+      std::string u = Names::var(b.loops[x].var);
+      dims += "[" + index(b.loops[x].end) + "]";
+      at += "[" + u + "]";
+      copy +=
+          "for (int64_t " + u + " = 0; " + u + " < " + index(b.loops[x].end) + "; ++" + u + ") ";
+    }
+    std::string element = names_.tensors[s.tensor] + "[" + offset(s.tensor, s.index) + "]";
+    out += pad(indent) + "{\n" + pad(indent + 1) + element_type(p_.tensors[s.tensor].dtype) + " " +
+           name + dims + ";\n" + pad(indent + 1) + copy + at + " = " + element + ";\n";
+    tile_ = {s.tensor, at};
+    register_tiles = false;
+    loop(b, k, indent + 1, out, before, atomic);
+    register_tiles = true;
+    tile_ = {-1, ""};
+    out += pad(indent + 1) + copy + element + " = " + at + ";\n" + pad(indent) + "}\n";
+    return;
+  }
+  if (before) before(k, indent, out);
   out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " +
          index(l.end) + "; ++" + v + ") {\n";
   declare_carried(b, l, indent + 1, out);

@@ -39,6 +39,11 @@ class KernelWriter {
   // Floating-point x / y prints as x * (1 / y), so a divisor invariant in a loop is divided
   // once (C's reassociating mode: rounding differs in the last bit).
   bool reciprocal_division = false;
+  // A loop whose inner loops have constant ranges [0, n) and accumulate, each iteration into its
+  // own element of one tensor that the loop reads nowhere else, keeps those elements in a local
+  // array across its iterations: loaded before it, stored after (the register tiles of
+  // tile_registers; C only). The same operations in the same order.
+  bool register_tiles = false;
 
   std::string index(const Index& e);
   std::string value(const Value& v);
@@ -78,6 +83,9 @@ class KernelWriter {
   bool nonnegative(const Index& e) const;
   bool spans_axis(int t, size_t a, const Index& e) const;
   std::string store(const Stmt& s, bool atomic);
+  bool tile_loop(const Block& b, size_t k) const;
+
+  std::pair<int, std::string> tile_{-1, ""};  // a tile's tensor, and its element's name in it
 
   const Program& p_;
   Dialect d_;

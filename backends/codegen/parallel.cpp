@@ -1,6 +1,7 @@
 #include "backends/codegen/parallel.h"
 
 #include <map>
+#include <tuple>
 
 namespace uops::codegen {
 
@@ -66,16 +67,38 @@ bool written(const std::vector<TensorAccess>& as) {
   return false;
 }
 
-// Some axis holds exactly `v` in every access.
-bool split_by(const std::vector<TensorAccess>& as, int v) {
+// `e` is x + v * c + u (a register tile's row or column, passes/reduction_tiling.h), where x
+// uses no variable of the loops from `depth` inward and u is one of them with a constant range
+// inside [0, c): different values of v give disjoint ranges of `e`.
+bool tiled_by(const Index& e, int v, const Block& b, size_t depth) {
+  if (e->kind != IndexKind::Add || e->b->kind != IndexKind::Var) return false;
+  Index rest = e->a, x;
+  if (rest->kind == IndexKind::Add) std::tie(x, rest) = std::pair{rest->a, rest->b};
+  int64_t c = 0, s = 0, end = 0;
+  if (rest->kind != IndexKind::Mul || rest->a->kind != IndexKind::Var || rest->a->value != v ||
+      !is_const(rest->b, &c))
+    return false;
+  bool inner = false;
+  for (size_t k = depth; k < b.loops.size(); ++k) {
+    const Loop& l = b.loops[k];
+    if (x && uses_var(x, l.var)) return false;
+    inner |= l.var == int(e->b->value) && is_const(l.start, &s) && is_const(l.end, &end) &&
+             s >= 0 && end <= c;
+  }
+  return inner;
+}
+
+// Some axis holds exactly `v` in every access, or one register tile of it (tiled_by) in all.
+bool split_by(const std::vector<TensorAccess>& as, int v, const Block& b, size_t depth) {
   size_t rank = as.front().index.size();
   for (size_t axis = 0; axis < rank; ++axis) {
-    bool all = true;
+    bool all = true, tiled = tiled_by(as.front().index[axis], v, b, depth);
     for (auto& a : as) {
       const Index& e = a.index[axis];
       all &= e->kind == IndexKind::Var && e->value == v;
+      tiled &= equal(e, as.front().index[axis]);
     }
-    if (all) return true;
+    if (all || tiled) return true;
   }
   return false;
 }
@@ -114,7 +137,7 @@ std::vector<LoopParallelism> loop_parallelism(const Program&, const Block& b) {
     if (updates_outer_carried(b, k)) continue;
     bool exclusive = true, with_atomics = true;
     for (auto& [t, as] : region_accesses(b, k)) {
-      if (!written(as) || split_by(as, b.loops[k].var)) continue;
+      if (!written(as) || split_by(as, b.loops[k].var, b, k)) continue;
       exclusive = false;
       with_atomics &= only_accumulates(as);
     }
@@ -141,7 +164,7 @@ bool share_outer_loop(const std::vector<const Block*>& blocks) {
       }
   }
   for (auto& [t, as] : all)
-    if (written(as) && !split_by(as, shared)) return false;
+    if (written(as) && !split_by(as, shared, *blocks.front(), 0)) return false;
   return true;
 }
 
@@ -150,7 +173,7 @@ std::set<int> colliding_tensors(const Program&, const Block& b, int depth) {
   for (auto& [t, as] : region_accesses(b, 0)) {
     if (!written(as)) continue;
     for (int k = 0; k < depth; ++k)
-      if (!runs_once(b.loops[k]) && !split_by(as, b.loops[k].var)) out.insert(t);
+      if (!runs_once(b.loops[k]) && !split_by(as, b.loops[k].var, b, k)) out.insert(t);
   }
   return out;
 }

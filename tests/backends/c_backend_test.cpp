@@ -27,13 +27,17 @@ Graph matmul_graph() {
 }
 
 // Without reassociation bit for bit; with it (the default) the sums run as SIMD reductions.
+// The optimized matmul runs in register tiles of 8 x 32 with rows and columns left over (33 x
+// 65), reduction tiles (300) and, from 2^18 elements, the tiles in parallel (264 x 1000).
 TEST(CBackend, MatmulMatchesInterpreter) {
   for (Program p : {lower(matmul_graph()), optimize(lower(matmul_graph()))}) {
-    CCompileOptions exact;
+    CCompileOptions exact, reassociating;
     exact.reassociate = false;
-    auto bitwise = compile_c(p, exact), fast = compile_c(p);
+    exact.threads = reassociating.threads = 2;
+    auto bitwise = compile_c(p, exact), fast = compile_c(p, reassociating);
     EXPECT_EQ(fast->backend(), "c");
-    for (auto [m, k, n] : {std::tuple{2, 3, 2}, {5, 7, 3}, {0, 4, 2}, {33, 1, 65}, {9, 300, 17}}) {
+    for (auto [m, k, n] :
+         {std::tuple{2, 3, 2}, {5, 7, 3}, {0, 4, 2}, {33, 1, 65}, {9, 300, 17}, {264, 20, 1000}}) {
       TensorMap in = testing::random_inputs(p, {{"a", {m, k}}, {"b", {k, n}}}, m * 100 + n);
       TensorMap want = interpret(p, in);
       EXPECT_TRUE(testing::same_outputs(want, bitwise->run(in)));
@@ -100,24 +104,30 @@ TEST(CBackend, RowLocalBlocksShareTheirOuterLoop) {
   EXPECT_TRUE(testing::same_outputs(interpret(p, in), compile_c(p, exact)->run(in)));
 }
 
-// Contractions and their gradients with tiled reductions (tiles of 2, so several per loop): bit
-// for bit without reassociation.
+// Contractions and their gradients with tiled reductions (tiles of 2, so several per loop) and
+// register tiles of 2 x 3 (kept in local arrays, with rows and columns left over): bit for bit
+// without reassociation.
 TEST(CBackend, TiledContractionsAndGradientsMatchExactly) {
   std::vector<testing::OpCase> cases = testing::op_cases();
   std::vector<const testing::OpCase*> chosen;
   std::vector<Program> programs;
+  int registers = 0, grads = 0;
   for (auto& c : cases) {
     std::string op = c.label.substr(0, c.label.find(' '));
     if (c.label.find("optimized") == std::string::npos ||
         !std::set<std::string>{"matmul", "batched_matmul", "linear", "conv2d", "depthwise_conv2d"}
              .count(op))
       continue;
-    Program t = tile_reductions(c.program, 2);
+    Program t = tile_registers(tile_reductions(c.program, 2), 2, 3);
     if (print(t) == print(c.program)) continue;
+    registers += emit_c(t).find("tile_v") != std::string::npos;
+    grads += c.label.find("grad") != std::string::npos;
     chosen.push_back(&c);
     programs.push_back(std::move(t));
   }
   EXPECT_GE(chosen.size(), 4u);
+  EXPECT_GE(registers, 4);
+  EXPECT_GE(grads, 2);
   CCompileOptions exact;
   exact.reassociate = false;
   exact.extra_flags = {"-O1"};

@@ -10,6 +10,7 @@
 #include "support/random_graph.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/passes/pipeline.h"
+#include "uops/passes/reduction_tiling.h"
 #include "uops/uops.h"
 
 namespace uops {
@@ -60,6 +61,37 @@ TEST(CDifferential, RandomProgramsMatchInterpreter) {
                                                     << print(programs[i]) << emit_c(programs[i]);
     }
   }
+}
+
+// Random programs with a contraction, tiled in registers (tiles of 2 x 3 after reduction tiles
+// of 2, so that random sizes span several and leave rows and columns over), which the emitter
+// keeps in local arrays: bit for bit against the untiled program in the interpreter. Few random
+// programs have one, so the seeds are searched for them.
+TEST(CDifferential, RegisterTilesMatchInterpreter) {
+  const int wanted = std::max(1, trials() / 30);
+  std::vector<RandomCase> cases;
+  std::vector<Program> programs, tiled;
+  for (uint64_t seed = 0; int(cases.size()) < wanted && seed < 100000; ++seed) {
+    RandomGraphOptions o;
+    o.dtype = seed % 2 ? DType::f64 : DType::f32;
+    o.max_nodes = 6 + int(seed % 11);
+    RandomCase c = random_case(seed, o);
+    Program p = optimize(lower(c.graph));
+    Program t = tile_registers(tile_reductions(p, 2), 2, 3);
+    if (emit_c(t).find("tile_v") == std::string::npos) continue;
+    cases.push_back(std::move(c));
+    programs.push_back(std::move(p));
+    tiled.push_back(std::move(t));
+  }
+  ASSERT_EQ(int(cases.size()), wanted) << "too few random programs have a contraction to tile";
+  CCompileOptions quick;
+  quick.extra_flags = {"-O1"};
+  quick.reassociate = false;
+  auto exes = compile_c_batch(tiled, quick);
+  for (size_t i = 0; i < cases.size(); ++i)
+    EXPECT_TRUE(testing::same_outputs(interpret(programs[i], cases[i].inputs, cases[i].params),
+                                      exes[i]->run(cases[i].inputs, cases[i].params)))
+        << print(programs[i]) << emit_c(tiled[i]);
 }
 
 }  // namespace

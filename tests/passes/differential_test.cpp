@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 
 #include "support/random_graph.h"
 #include "uops/ir/printer.h"
@@ -88,22 +89,43 @@ TEST(Differential, OptimizedMatchesUnoptimized) {
   run_seeds(0, trials(2000));
 }
 
-// Reduction tiling (which the C backend applies) keeps every element's order of contributions:
-// bit for bit. Tiles of 2 so that random sizes span several.
-TEST(Differential, TiledReductionsMatchExactly) {
-  int tiled = 0, n = trials(2000);
+// How many of `n` random optimized programs `tile` changes (from `base` of each), checking that
+// the changed ones verify and give the same bytes as before.
+int check_exact(int n, const std::function<Program(const Program&, uint64_t)>& base,
+                const std::function<Program(const Program&)>& tile) {
+  int tiled = 0;
   for (uint64_t seed = 0; seed < uint64_t(n); ++seed) {
     RandomCase c = random_case(seed, options_for(seed));
-    Program q = optimize(lower(c.graph));
-    Program t = tile_reductions(q, 2);
-    verify_or_throw(t, "tile_reductions");
-    if (print(t) == print(q)) continue;
+    Program q = optimize(lower(c.graph)), b = base(q, seed), t = tile(b);
+    verify_or_throw(t, "tiling");
+    if (print(t) == print(b)) continue;
     ++tiled;
     TensorMap want = interpret(q, c.inputs, c.params), got = interpret(t, c.inputs, c.params);
     for (auto& [name, w] : want)
       EXPECT_EQ(w.bytes, got.at(name).bytes) << "seed " << seed << "\n" << print(q) << print(t);
   }
+  return tiled;
+}
+
+// Reduction tiling (which the C backend applies) keeps every element's order of contributions:
+// bit for bit. Tiles of 2 so that random sizes span several.
+TEST(Differential, TiledReductionsMatchExactly) {
+  int n = trials(2000);
+  int tiled = check_exact(
+      n, [](const Program& q, uint64_t) { return q; },
+      [](const Program& q) { return tile_reductions(q, 2); });
   EXPECT_GE(tiled, n / 200) << "too few random programs have a reduction to tile";
+}
+
+// Register tiling (which the C backend applies after reduction tiling) keeps every element's
+// order of contributions: bit for bit. Tiles of 2 x 3 so that random sizes span several and
+// leave rows and columns over.
+TEST(Differential, RegisterTilesMatchExactly) {
+  int n = trials(2000);
+  int tiled = check_exact(
+      n, [](const Program& q, uint64_t seed) { return seed % 2 ? tile_reductions(q, 2) : q; },
+      [](const Program& q) { return tile_registers(q, 2, 3); });
+  EXPECT_GE(tiled, n / 400) << "too few random programs have a contraction to tile";
 }
 
 }  // namespace

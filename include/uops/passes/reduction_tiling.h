@@ -1,17 +1,27 @@
-// Cache tiling of reductions into tensors (matmul's i, k, j after loop ordering): the reduction
-// loop k is split into tiles of `tile` iterations, and the loop over tiles moves outermost, so
-// one tile of the operand indexed by k and the inner loops (a block of B's rows) stays in cache
-// while every outer iteration (every row of A) uses it, instead of all of B being streamed once
-// per row. Batched matmul, linear and their gradients take the same shape.
+// Tiling of contractions (matmul's i, k, j after loop ordering; batched matmul, linear and their
+// gradients take the same shape), in cache and in registers.
 //
-// Applies to a block whose statements all sit in the innermost loop and own no carried scalars,
-// whose loop bounds use no loop variables or data, whose statements cannot raise an error, and
-// whose first loop that is not exclusive (k) has exclusive loops before it and loops after it;
-// a loop is exclusive when every tensor the block writes is accessed, by every read and write in
-// the block, at exactly its variable on one common axis. Iterations with different values of
-// the exclusive loops then touch disjoint written elements, and each element receives its
-// contributions in the original order (k's tiles in order, k in order inside a tile):
-// bit-exact. The C backend applies it when it writes a kernel (uops/backends/c/c_backend.h).
+// tile_reductions: the reduction loop k is split into tiles of `tile` iterations, and the loop
+// over tiles moves outermost, so one tile of the operand indexed by k and the inner loops (a
+// block of B's rows) stays in cache while every outer iteration (every row of A) uses it, instead
+// of all of B being streamed once per row. Applies to a block whose statements all sit in the
+// innermost loop and own no carried scalars, whose loop bounds use no loop variables or data,
+// whose statements cannot raise an error, and whose first loop that is not exclusive (k) has
+// exclusive loops before it and loops after it; a loop is exclusive when every tensor the block
+// writes is accessed, by every read and write in the block, at exactly its variable on one
+// common axis.
+//
+// tile_registers: a block whose last three loops are i, k, j with i and j exclusive and k not
+// (the same conditions on those three loops; outer loops, such as the tiles above, may bound
+// them) becomes i', j', k, r, c with i = i.start + i' * rows + r and j = j.start + j' * cols + c
+// over the whole tiles, then the original block over the rows left over and over the columns
+// left over. The inner loops r and c have constant ranges, so the C backend keeps the rows x cols
+// elements they accumulate into in registers across k (codegen::KernelWriter::register_tiles),
+// and each load of A feeds `cols` multiply-adds and each of B `rows`.
+//
+// Both keep every result bit for bit: iterations with different values of the exclusive loops
+// touch disjoint written elements, and each element receives its contributions in the original
+// order. The C backend applies both when it writes a kernel (uops/backends/c/c_backend.h).
 #pragma once
 
 #include <cstdint>
@@ -21,5 +31,6 @@
 namespace uops {
 
 Program tile_reductions(Program p, int64_t tile = 128);
+Program tile_registers(Program p, int64_t rows = 8, int64_t cols = 32);
 
 }  // namespace uops
