@@ -47,7 +47,7 @@ std::set<int> reads(const Block& b) {
       for_each_load(s.value, [&](const ValueNode& v) { out.insert(v.tensor); });
   for_each_index(b, [&](const Index& e) {
     for_each_leaf(e, [&](const IndexNode& n) {
-      if (n.kind == IndexKind::Data) out.insert(int(n.value));
+      if (n.kind == IndexKind::Data) out.insert(n.tensor);
     });
   });
   return out;
@@ -96,7 +96,7 @@ class Pruner {
     std::set<Key> used;
     auto use = [&](const Index& e) {
       for_each_leaf(e, [&](const IndexNode& n) {
-        if (n.kind == IndexKind::Dim) used.insert({int(n.value), n.axis});
+        if (n.kind == IndexKind::Dim) used.insert({n.tensor, n.axis});
       });
     };
     for (auto& b : p_.blocks) for_each_index(b, use);
@@ -111,7 +111,7 @@ class Pruner {
     };
     for (auto& eq : p_.equalities) {
       if (eq.a->kind != IndexKind::Dim || eq.b->kind != IndexKind::Dim) continue;
-      Key a{int(eq.a->value), eq.a->axis}, b{int(eq.b->value), eq.b->axis};
+      Key a{eq.a->tensor, eq.a->axis}, b{eq.b->tensor, eq.b->axis};
       parent.emplace(a, a);
       parent.emplace(b, b);
       parent[find(a)] = find(b);
@@ -141,17 +141,17 @@ class Pruner {
     return rewrite(e, [&](const Index& leaf) -> Index {
       switch (leaf->kind) {
         case IndexKind::Dim: {
-          auto it = substitute_.find({int(leaf->value), leaf->axis});
-          Key k = it == substitute_.end() ? Key{int(leaf->value), leaf->axis} : it->second;
+          auto it = substitute_.find({leaf->tensor, leaf->axis});
+          Key k = it == substitute_.end() ? Key{leaf->tensor, leaf->axis} : it->second;
           return idx::dim(new_id_.at(k.first), k.second);
         }
         case IndexKind::Data: {
           std::vector<Index> args;
           for (auto& a : leaf->args) args.push_back(map_index(a));
-          return idx::data(new_id_.at(int(leaf->value)), std::move(args));
+          return idx::data(new_id_.at(leaf->tensor), std::move(args));
         }
         case IndexKind::Var:
-          return idx::var(number(var_, int(leaf->value)));
+          return idx::var(number(var_, leaf->var));
         default:
           return nullptr;
       }
@@ -181,8 +181,8 @@ class Pruner {
   bool names_dropped(const Index& e) const {
     bool dropped = false;
     for_each_leaf(e, [&](const IndexNode& n) {
-      if (n.kind == IndexKind::Dim && !kept_inputs_.count(int(n.value)) &&
-          !substitute_.count({int(n.value), n.axis}))
+      if (n.kind == IndexKind::Dim && !kept_inputs_.count(n.tensor) &&
+          !substitute_.count({n.tensor, n.axis}))
         dropped = true;
     });
     return dropped;

@@ -143,7 +143,7 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements) {
     return parent[x] == x ? x : parent[x] = root(parent[x]);
   };
   auto slot = [&](const Index& e) {
-    return e->kind == IndexKind::Dim && first[e->value] >= 0 ? first[e->value] + e->axis : -1;
+    return e->kind == IndexKind::Dim && first[e->tensor] >= 0 ? first[e->tensor] + e->axis : -1;
   };
   for (const Equality& eq : p.equalities) {
     int a = slot(eq.a), b = slot(eq.b);

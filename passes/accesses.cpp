@@ -7,7 +7,7 @@ namespace {
 void index_reads(const Index& e, int loop, int stmt, std::vector<Access>& out) {
   if (!e) return;
   if (e->kind == IndexKind::Data) {
-    out.push_back({int(e->value), e->args, false, loop, stmt});
+    out.push_back({e->tensor, e->args, false, loop, stmt});
     for (auto& a : e->args) index_reads(a, loop, stmt, out);
     return;
   }

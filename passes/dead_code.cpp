@@ -36,14 +36,14 @@ void drop_unused_tensors(Program& p) {
   p.tensors = std::move(kept);
   if (unchanged) return;
   auto leaf = [&](const Index& e) -> Index {
-    if (e->kind == IndexKind::Dim) return idx::dim(renumber[e->value], e->axis);
+    if (e->kind == IndexKind::Dim) return idx::dim(renumber[e->tensor], e->axis);
     if (e->kind == IndexKind::Data) {
       std::vector<Index> args;
       for (auto& a : e->args)
         args.push_back(rewrite(a, [&](const Index& x) -> Index {
-          return x->kind == IndexKind::Dim ? idx::dim(renumber[x->value], x->axis) : nullptr;
+          return x->kind == IndexKind::Dim ? idx::dim(renumber[x->tensor], x->axis) : nullptr;
         }));
-      return idx::data(renumber[e->value], std::move(args));
+      return idx::data(renumber[e->tensor], std::move(args));
     }
     return nullptr;
   };

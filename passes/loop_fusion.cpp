@@ -12,7 +12,7 @@ Index rename(const Index& e, const std::vector<std::pair<int, int>>& vars) {
   return rewrite(e, [&](const Index& leaf) -> Index {
     if (leaf->kind != IndexKind::Var) return nullptr;
     for (auto& [from, to] : vars)
-      if (leaf->value == from) return idx::var(to);
+      if (leaf->var == from) return idx::var(to);
     return nullptr;
   });
 }

@@ -19,7 +19,7 @@ bool fixed(const Index& e) {
 bool unit_stride(const Index& e, int var) {
   switch (e->kind) {
     case IndexKind::Var:
-      return e->value == var;
+      return e->var == var;
     case IndexKind::Add:
       return (unit_stride(e->a, var) && fixed(e->b)) || (fixed(e->a) && unit_stride(e->b, var));
     case IndexKind::Sub:

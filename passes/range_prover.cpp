@@ -7,7 +7,7 @@ namespace {
 std::string key(const Index& e) {
   return to_string(e, [](const IndexNode& n) -> std::string {
     if (n.kind == IndexKind::Dim)
-      return "T" + std::to_string(n.value) + "." + std::to_string(n.axis);
+      return "T" + std::to_string(n.tensor) + "." + std::to_string(n.axis);
     return "?";
   });
 }
@@ -95,9 +95,9 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
   };
   switch (e->kind) {
     case IndexKind::Const:
-      return exact(constant(e->value));
+      return exact(constant(e->constant));
     case IndexKind::Var: {
-      auto it = vars_.find(int(e->value));
+      auto it = vars_.find(e->var);
       return it == vars_.end() ? Bounds{} : it->second;
     }
     case IndexKind::Dim:

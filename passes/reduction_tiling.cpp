@@ -20,7 +20,7 @@ bool exclusive(const std::vector<passes::Access>& accesses, const std::vector<bo
     if (!written[a.tensor]) continue;
     std::vector<bool> here(a.index.size());
     for (size_t x = 0; x < a.index.size(); ++x)
-      here[x] = a.index[x]->kind == IndexKind::Var && a.index[x]->value == var;
+      here[x] = a.index[x]->kind == IndexKind::Var && a.index[x]->var == var;
     auto& common = axes[a.tensor];
     if (common.empty()) common = here;
     for (size_t x = 0; x < here.size(); ++x) common[x] = common[x] && here[x];

@@ -12,7 +12,7 @@ Index simplify_index(const Index& e) {
     if (leaf->kind != IndexKind::Data) return nullptr;
     std::vector<Index> args;
     for (auto& a : leaf->args) args.push_back(simplify_index(a));
-    return idx::data(int(leaf->value), std::move(args));
+    return idx::data(leaf->tensor, std::move(args));
   });
 }
 

@@ -85,8 +85,8 @@ int target(const Program& p, int t) {
 void rename(Program& p, int from, int to) {
   std::function<Index(const Index&)> index = [&](const Index& e) {
     return rewrite(e, [&](const Index& leaf) -> Index {
-      if (leaf->kind == IndexKind::Dim && leaf->value == from) return idx::dim(to, leaf->axis);
-      if (leaf->kind != IndexKind::Data || leaf->value != from) return nullptr;
+      if (leaf->kind == IndexKind::Dim && leaf->tensor == from) return idx::dim(to, leaf->axis);
+      if (leaf->kind != IndexKind::Data || leaf->tensor != from) return nullptr;
       std::vector<Index> args;
       for (auto& a : leaf->args) args.push_back(index(a));
       return idx::data(to, std::move(args));

@@ -118,7 +118,7 @@ void recompute_in_later_blocks(Program& p, int t) {
   if (x.loops.size() != std::max<size_t>(rank, 1)) return;
   for (size_t k = 0; k < x.loops.size(); ++k) {
     Index extent = rank ? info.shape[k] : idx::constant(1);
-    if (!is_const(x.loops[k].start) || x.loops[k].start->value != 0 ||
+    if (!is_const(x.loops[k].start) || x.loops[k].start->constant != 0 ||
         !equal(x.loops[k].end, extent) || (rank && !equal(w->index[k], idx::var(x.loops[k].var))))
       return;
   }
@@ -158,7 +158,7 @@ void recompute_in_later_blocks(Program& p, int t) {
             Index composed = rewrite(e, [&](const Index& leaf) -> Index {
               if (leaf->kind != IndexKind::Var) return nullptr;
               for (size_t k = 0; k < vars.size() && k < v->index.size(); ++k)
-                if (leaf->value == vars[k]) return v->index[k];
+                if (leaf->var == vars[k]) return v->index[k];
               return nullptr;
             });
             too_large = too_large || node_count(composed) > kMaxComposedIndex;

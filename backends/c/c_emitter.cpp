@@ -64,7 +64,7 @@ bool stores_stay_apart(const Loop& l) {
     bool own = false;
     for (auto& e : s.index) {
       if (uses_data(e)) return false;
-      own |= e->kind == IndexKind::Var && e->value == l.var;
+      own |= e->kind == IndexKind::Var && e->var == l.var;
     }
     if (!own) return false;
   }

@@ -19,7 +19,7 @@ using AccessMap = std::map<int, std::vector<TensorAccess>>;
 void collect_index_reads(const Index& e, AccessMap& out) {
   if (!e) return;
   if (e->kind == IndexKind::Data) {
-    out[int(e->value)].push_back({Access::read, ReduceOp::sum, e->args});
+    out[e->tensor].push_back({Access::read, ReduceOp::sum, e->args});
     for (auto& a : e->args) collect_index_reads(a, out);
     return;
   }
@@ -73,7 +73,7 @@ bool split_by(const std::vector<TensorAccess>& as, int v) {
     bool all = true;
     for (auto& a : as) {
       const Index& e = a.index[axis];
-      all &= e->kind == IndexKind::Var && e->value == v;
+      all &= e->kind == IndexKind::Var && e->var == v;
     }
     if (all) return true;
   }
@@ -136,7 +136,7 @@ bool share_outer_loop(const std::vector<const Block*>& blocks) {
     for (auto& [t, as] : region_accesses(*b, 0))
       for (auto a : as) {
         for (auto& e : a.index)
-          if (e->kind == IndexKind::Var && e->value == l.var) e = idx::var(shared);
+          if (e->kind == IndexKind::Var && e->var == l.var) e = idx::var(shared);
         all[t].push_back(std::move(a));
       }
   }

@@ -23,7 +23,7 @@ bool assigns_every_element(const Program& p, const Block& b, int t) {
         int64_t c = -1, size = -1;
         if (is_const(s.index[a], &c) && c == 0 && is_const(shape[a], &size) && size == 1) continue;
         for (size_t l = 0; l <= k; ++l)
-          if (s.index[a]->kind == IndexKind::Var && b.loops[l].var == s.index[a]->value)
+          if (s.index[a]->kind == IndexKind::Var && b.loops[l].var == s.index[a]->var)
             loop_of_axis[a] = int(l);
         covered &= loop_of_axis[a] >= 0 && equal(b.loops[loop_of_axis[a]].end, shape[a]);
       }

@@ -62,7 +62,7 @@ Tensor& output_buffer(const ChainStep& step, const std::string& name, DType dtyp
 // scatter of its gradient, which stores at positions it reads).
 void index_reads(const Index& e, std::set<int>& reads) {
   if (!e) return;
-  if (e->kind == IndexKind::Data) reads.insert(int(e->value));
+  if (e->kind == IndexKind::Data) reads.insert(e->tensor);
   index_reads(e->a, reads);
   index_reads(e->b, reads);
   for (const Index& arg : e->args) index_reads(arg, reads);
