@@ -1,6 +1,6 @@
 #include "uops/passes/dead_code.h"
 
-#include "accesses.h"
+#include "uops/ir/analysis.h"
 
 namespace uops {
 
@@ -24,7 +24,7 @@ void drop_unused_tensors(Program& p) {
   std::vector<bool> used(n);
   for (int t = 0; t < n; ++t) used[t] = p.tensors[t].role != Role::temporary;
   for (auto& b : p.blocks)
-    for (auto& a : passes::block_accesses(b)) used[a.tensor] = true;
+    for (auto& a : block_accesses(b)) used[a.tensor] = true;
   std::vector<int> renumber(n, -1);
   std::vector<TensorInfo> kept;
   for (int t = 0; t < n; ++t)
@@ -48,7 +48,7 @@ void drop_unused_tensors(Program& p) {
     return nullptr;
   };
   std::function<Index(const Index&)> index = [&](const Index& e) { return rewrite(e, leaf); };
-  passes::map_program(p, index, [&](const Value& v) {
+  map_program(p, index, [&](const Value& v) {
     return rewrite(
         v,
         [&](const Value& n) -> Value {
@@ -80,12 +80,12 @@ Program eliminate_dead_code(Program p) {
           const Stmt& st = block.loops[k].stmts[s];
           if (!is_live(st, tensors, carried)) continue;
           block_live = true;
-          for (auto& a : passes::stmt_accesses(st, int(k), int(s)))
+          for (auto& a : stmt_accesses(st, int(k), int(s)))
             if (!a.write && !tensors[a.tensor]) tensors[a.tensor] = changed = true;
           mark_carried(st.value, carried, changed);
         }
       if (!block_live) continue;
-      for (auto& a : passes::block_accesses(block))
+      for (auto& a : block_accesses(block))
         if (a.stmt < 0 && !tensors[a.tensor]) tensors[a.tensor] = changed = true;
     }
   }

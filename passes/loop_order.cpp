@@ -4,7 +4,7 @@
 #include <optional>
 #include <set>
 
-#include "accesses.h"
+#include "uops/ir/analysis.h"
 
 namespace uops {
 
@@ -29,12 +29,6 @@ bool unit_stride(const Index& e, int var) {
   }
 }
 
-bool may_raise(const Stmt& s) {
-  for (auto& e : s.index)
-    if (may_raise(e)) return true;
-  return may_raise(s.value) || may_raise(s.arg);
-}
-
 int count_uses(const Block& b, int carried) {
   int n = 0;
   for (auto& l : b.loops)
@@ -47,7 +41,7 @@ int count_uses(const Block& b, int carried) {
 bool starts_zero(const Program& p, size_t bi, int t) {
   if (p.tensors[t].role == Role::input) return false;
   for (size_t b = 0; b < bi; ++b)
-    for (auto& a : passes::block_accesses(p.blocks[b]))
+    for (auto& a : block_accesses(p.blocks[b]))
       if (a.tensor == t && a.write) return false;
   return true;
 }
@@ -63,7 +57,7 @@ bool accumulate_directly(const Program& p, size_t bi, Block& b, size_t k, int c)
   if (store == owner.stmts.end() || count_uses(b, c) != 1) return false;
   int y = store->tensor;
   if (p.tensors[y].dtype != p.value_type() || !starts_zero(p, bi, y)) return false;
-  for (auto& a : passes::block_accesses(b))
+  for (auto& a : block_accesses(b))
     if (a.tensor == y && !(a.write && a.loop == int(k))) return false;
   for (auto& e : store->index)
     if (uses_data(e)) return false;
@@ -106,7 +100,7 @@ std::optional<std::vector<size_t>> better_order(const Block& b) {
   for (auto& s : b.loops.back().stmts)
     if (s.kind == StmtKind::reduce || may_raise(s)) return std::nullopt;
 
-  auto accesses = passes::block_accesses(b);
+  auto accesses = block_accesses(b);
   std::set<int> written, kept;
   for (auto& a : accesses)
     if (a.write) {
@@ -121,9 +115,7 @@ std::optional<std::vector<size_t>> better_order(const Block& b) {
       if (a.tensor != t) continue;
       if (a.stmt < 0) return std::nullopt;
       if (!index) index = &a.index;
-      if (index->size() != a.index.size()) return std::nullopt;
-      for (size_t i = 0; i < index->size(); ++i)
-        if (!equal((*index)[i], a.index[i])) return std::nullopt;
+      if (!same_index(*index, a.index)) return std::nullopt;
     }
     for (int v : kept) {
       bool pinned = false;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "accesses.h"
+#include "uops/ir/analysis.h"
 
 namespace uops {
 
@@ -13,8 +13,7 @@ bool fixed(const Index& e) {
 }
 
 // Every access to a written tensor holds exactly `var` on one common axis.
-bool exclusive(const std::vector<passes::Access>& accesses, const std::vector<bool>& written,
-               int var) {
+bool exclusive(const std::vector<Access>& accesses, const std::vector<bool>& written, int var) {
   std::vector<std::vector<bool>> axes(written.size());  // per tensor: axes holding var so far
   for (auto& a : accesses) {
     if (!written[a.tensor]) continue;
@@ -44,8 +43,8 @@ size_t reduction_loop(const Program& p, const Block& b, int64_t tile) {
     for (auto& e : s.index)
       if (may_raise(e)) return 0;
   }
-  auto accesses = passes::block_accesses(b);
-  std::vector<bool> written = passes::tensor_sets(b, int(p.tensors.size())).writes;
+  auto accesses = block_accesses(b);
+  std::vector<bool> written = tensor_sets(b, int(p.tensors.size())).writes;
   for (size_t k = 0; k + 1 < b.loops.size(); ++k) {
     if (exclusive(accesses, written, b.loops[k].var)) continue;
     int64_t s = 0, e = 0;

@@ -2,20 +2,13 @@
 
 #include <algorithm>
 
-#include "accesses.h"
 #include "range_prover.h"
+#include "uops/ir/analysis.h"
 #include "uops/ir/scalar_semantics.h"
 
 namespace uops {
 
 namespace {
-
-bool same_index(const std::vector<Index>& a, const std::vector<Index>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!equal(a[i], b[i])) return false;
-  return true;
-}
 
 void carried_used(const Value& v, std::vector<int>& out) {
   if (!v) return;
@@ -42,7 +35,7 @@ bool try_substitute(Program& p, int t) {
   if (info.role != Role::temporary) return false;
   int wb = -1, wl = -1, ws = -1, writes = 0;
   for (size_t b = 0; b < p.blocks.size(); ++b)
-    for (auto& a : passes::block_accesses(p.blocks[b]))
+    for (auto& a : block_accesses(p.blocks[b]))
       if (a.tensor == t && a.write) {
         ++writes;
         wb = int(b), wl = a.loop, ws = a.stmt;
@@ -53,7 +46,7 @@ bool try_substitute(Program& p, int t) {
   if (w.kind != StmtKind::assign || !stored_exactly(p, t, w.value)) return false;
   int last_read = -1, read_count = 0, load_count = 0;
   for (size_t b = 0; b < p.blocks.size(); ++b)
-    for (auto& a : passes::block_accesses(p.blocks[b])) {
+    for (auto& a : block_accesses(p.blocks[b])) {
       if (a.tensor != t || a.write) continue;
       if (int(b) != wb || a.loop != wl || a.stmt <= ws || !same_index(a.index, w.index))
         return false;
@@ -69,7 +62,7 @@ bool try_substitute(Program& p, int t) {
   std::vector<int> carried;
   carried_used(w.value, carried);
   std::vector<bool> reads(p.tensors.size());
-  for (auto& a : passes::stmt_accesses(w, wl, ws))
+  for (auto& a : stmt_accesses(w, wl, ws))
     if (!a.write) reads[a.tensor] = true;
   for (int s = ws + 1; s < last_read; ++s) {
     const Stmt& between = loop.stmts[s];
@@ -103,7 +96,7 @@ void recompute_in_later_blocks(Program& p, int t) {
   if (info.role != Role::temporary) return;
   int wb = -1, writes = 0;
   for (size_t b = 0; b < p.blocks.size(); ++b)
-    for (auto& a : passes::block_accesses(p.blocks[b]))
+    for (auto& a : block_accesses(p.blocks[b]))
       if (a.tensor == t && a.write) ++writes, wb = int(b);
   if (writes != 1) return;
   const Block& x = p.blocks[wb];
@@ -123,11 +116,11 @@ void recompute_in_later_blocks(Program& p, int t) {
       return;
   }
   std::vector<bool> reads(p.tensors.size());
-  for (auto& a : passes::stmt_accesses(*w, 0, 0))
+  for (auto& a : stmt_accesses(*w, 0, 0))
     if (!a.write) reads[a.tensor] = true;
   if (reads[t]) return;
   auto writes_reads = [&](const Block& b) {
-    auto sets = passes::tensor_sets(b, int(p.tensors.size()));
+    auto sets = tensor_sets(b, int(p.tensors.size()));
     for (size_t u = 0; u < reads.size(); ++u)
       if (reads[u] && sets.writes[u]) return true;
     return false;
@@ -140,7 +133,7 @@ void recompute_in_later_blocks(Program& p, int t) {
     if (writes_reads(p.blocks[y])) return;
     passes::RangeProver prover(p, p.blocks[y]);
     bool all_proven = true, any = false;
-    for (auto& a : passes::block_accesses(p.blocks[y]))
+    for (auto& a : block_accesses(p.blocks[y]))
       if (a.tensor == t) {
         any = true;
         all_proven = all_proven && prover.in_range(t, a.index);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "passes/accesses.h"
+#include "uops/ir/analysis.h"
 
 namespace uops::codegen {
 
@@ -50,7 +50,7 @@ std::vector<bool> needs_zero_fill(const Program& p) {
     decided[t] = !zero[t];
   }
   for (const Block& b : p.blocks) {
-    passes::TensorSets sets = passes::tensor_sets(b, n);
+    TensorSets sets = tensor_sets(b, n);
     for (int t = 0; t < n; ++t) {
       if (decided[t] || !(sets.reads[t] || sets.writes[t])) continue;
       decided[t] = true;
