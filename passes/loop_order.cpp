@@ -10,10 +10,6 @@ namespace uops {
 
 namespace {
 
-bool fixed(const Index& e) {
-  return !uses_any_var(e) && !uses_data(e);
-}
-
 // `e` is var plus terms without loop variables or data: consecutive values of var are
 // consecutive elements when `e` is the last axis.
 bool unit_stride(const Index& e, int var) {
@@ -21,9 +17,10 @@ bool unit_stride(const Index& e, int var) {
     case IndexKind::Var:
       return e->var == var;
     case IndexKind::Add:
-      return (unit_stride(e->a, var) && fixed(e->b)) || (fixed(e->a) && unit_stride(e->b, var));
+      return (unit_stride(e->a, var) && is_fixed(e->b)) ||
+             (is_fixed(e->a) && unit_stride(e->b, var));
     case IndexKind::Sub:
-      return unit_stride(e->a, var) && fixed(e->b);
+      return unit_stride(e->a, var) && is_fixed(e->b);
     default:
       return false;
   }
@@ -94,7 +91,7 @@ std::optional<std::vector<size_t>> better_order(const Block& b) {
   for (size_t k = 0; k < n; ++k) {
     const Loop& l = b.loops[k];
     if (!l.carried.empty() || (k + 1 < n && !l.stmts.empty())) return std::nullopt;
-    if (uses_any_var(l.start) || uses_any_var(l.end)) return std::nullopt;
+    if (bounds_use_vars(l)) return std::nullopt;
     if (may_raise(l.start) || may_raise(l.end)) prefix = k + 1;
   }
   for (auto& s : b.loops.back().stmts)

@@ -12,10 +12,6 @@ std::string key(const Index& e) {
   });
 }
 
-bool var_free(const Index& e) {
-  return !uses_any_var(e) && !uses_data(e);
-}
-
 }  // namespace
 
 RangeProver::RangeProver(const Program& p, const Block& block) : p_(p) {
@@ -131,7 +127,7 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
         Bounds r;
         if (a.lo.known && a.lo.terms.empty()) r.lo = constant(floor_div(a.lo.c, k));
         if (a.hi.known && a.hi.terms.empty()) r.hi = constant(floor_div(a.hi.c, k));
-        if (!var_free(e) || r.lo.known || r.hi.known) return r;
+        if (!is_fixed(e) || r.lo.known || r.hi.known) return r;
       }
       break;
     case IndexKind::Mod:
@@ -160,7 +156,7 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
     default:
       break;
   }
-  if (var_free(e)) return exact(atom(e, false));
+  if (is_fixed(e)) return exact(atom(e, false));
   return Bounds{};
 }
 

@@ -8,10 +8,6 @@ namespace uops {
 
 namespace {
 
-bool fixed(const Index& e) {
-  return !uses_any_var(e) && !uses_data(e);
-}
-
 // Every access to a written tensor holds exactly `var` on one common axis.
 bool exclusive(const std::vector<Access>& accesses, const std::vector<bool>& written, int var) {
   std::vector<std::vector<bool>> axes(written.size());  // per tensor: axes holding var so far
@@ -36,7 +32,7 @@ size_t reduction_loop(const Program& p, const Block& b, int64_t tile) {
   for (size_t k = 0; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];
     if (!l.carried.empty() || (k + 1 < b.loops.size() && !l.stmts.empty())) return 0;
-    if (!fixed(l.start) || !fixed(l.end)) return 0;
+    if (!is_fixed(l.start) || !is_fixed(l.end)) return 0;
   }
   for (auto& s : b.loops.back().stmts) {
     if (may_raise(s.value) || may_raise(s.arg)) return 0;

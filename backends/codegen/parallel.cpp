@@ -159,8 +159,7 @@ Block exclusive_loops_first(const Program& p, const Block& b) {
   for (size_t k = 0; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];
     if (!l.carried.empty() || (k + 1 < b.loops.size() && !l.stmts.empty())) return b;
-    if (uses_any_var(l.start) || uses_any_var(l.end) || uses_data(l.start) || uses_data(l.end))
-      return b;
+    if (!is_fixed(l.start) || !is_fixed(l.end)) return b;
   }
   std::vector<LoopParallelism> par = loop_parallelism(p, b);
   std::vector<Loop> exclusive, others;
