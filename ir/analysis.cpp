@@ -100,11 +100,6 @@ void map_program(Program& p, const std::function<Index(const Index&)>& index,
 }
 
 void renumber_tensors(Program& p, const std::vector<int>& new_id) {
-  auto id = [&](int t) {
-    UOPS_ASSERT(new_id.at(t) >= 0,
-                "renumbering drops tensor " + p.tensors[t].name + ", still in use");
-    return new_id[t];
-  };
   std::vector<TensorInfo> kept(p.tensors.size());
   size_t n = 0;
   for (size_t t = 0; t < p.tensors.size(); ++t)
@@ -113,6 +108,12 @@ void renumber_tensors(Program& p, const std::vector<int>& new_id) {
       ++n;
     }
   kept.resize(n);
+  p.tensors = std::move(kept);
+  auto id = [&](int t) {
+    UOPS_ASSERT(new_id.at(t) >= 0,
+                "renumbering drops tensor " + std::to_string(t) + ", still in use");
+    return new_id[t];
+  };
   std::function<Index(const Index&)> index = [&](const Index& e) {
     return rewrite(e, [&](const Index& leaf) -> Index {
       if (leaf->kind == IndexKind::Dim) return idx::dim(id(leaf->tensor), leaf->axis);
@@ -137,7 +138,6 @@ void renumber_tensors(Program& p, const std::vector<int>& new_id) {
     for (auto& l : b.loops)
       for (auto& s : l.stmts)
         if (s.kind != StmtKind::reduce) s.tensor = id(s.tensor);
-  p.tensors = std::move(kept);
 }
 
 }  // namespace uops

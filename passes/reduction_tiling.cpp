@@ -34,11 +34,8 @@ size_t reduction_loop(const Program& p, const Block& b, int64_t tile) {
     if (!l.carried.empty() || (k + 1 < b.loops.size() && !l.stmts.empty())) return 0;
     if (!is_fixed(l.start) || !is_fixed(l.end)) return 0;
   }
-  for (auto& s : b.loops.back().stmts) {
-    if (may_raise(s.value) || may_raise(s.arg)) return 0;
-    for (auto& e : s.index)
-      if (may_raise(e)) return 0;
-  }
+  for (auto& s : b.loops.back().stmts)
+    if (may_raise(s)) return 0;
   auto accesses = block_accesses(b);
   std::vector<bool> written = tensor_sets(b, int(p.tensors.size())).writes;
   for (size_t k = 0; k + 1 < b.loops.size(); ++k) {
