@@ -2,67 +2,41 @@
 
 #include <map>
 
+#include "uops/ir/analysis.h"
+
 namespace uops::codegen {
 
 namespace {
 
-enum class Access { read, assign, accumulate };
+enum class Use { read, assign, accumulate };
 
 struct TensorAccess {
-  Access kind;
+  Use kind;
   ReduceOp op;
   std::vector<Index> index;
 };
 
 using AccessMap = std::map<int, std::vector<TensorAccess>>;
 
-void collect_index_reads(const Index& e, AccessMap& out) {
-  if (!e) return;
-  if (e->kind == IndexKind::Data) {
-    out[e->tensor].push_back({Access::read, ReduceOp::sum, e->args});
-    for (auto& a : e->args) collect_index_reads(a, out);
-    return;
-  }
-  collect_index_reads(e->a, out);
-  collect_index_reads(e->b, out);
-}
-
-void collect_value_reads(const Value& v, AccessMap& out) {
-  if (!v) return;
-  if (v->kind == ValueKind::Load) {
-    out[v->tensor].push_back({Access::read, ReduceOp::sum, v->index});
-    for (auto& e : v->index) collect_index_reads(e, out);
-  }
-  if (v->ivalue) collect_index_reads(v->ivalue, out);
-  collect_value_reads(v->a, out);
-  collect_value_reads(v->b, out);
-  collect_value_reads(v->c, out);
-}
-
-// Every access of the loops from `depth` inward, by tensor.
+// Every access of the loops from `depth` inward (the bounds of those inside it), by tensor.
 AccessMap region_accesses(const Block& b, size_t depth) {
   AccessMap out;
-  for (size_t k = depth; k < b.loops.size(); ++k) {
-    const Loop& l = b.loops[k];
-    if (k > depth) {
-      collect_index_reads(l.start, out);
-      collect_index_reads(l.end, out);
+  for (auto& a : block_accesses(b)) {
+    if (a.loop < int(depth) || (a.loop == int(depth) && a.stmt < 0)) continue;
+    if (!a.write) {
+      out[a.tensor].push_back({Use::read, ReduceOp::sum, a.index});
+      continue;
     }
-    for (auto& s : l.stmts) {
-      collect_value_reads(s.value, out);
-      if (s.arg) collect_index_reads(s.arg, out);
-      if (s.kind == StmtKind::reduce) continue;
-      for (auto& e : s.index) collect_index_reads(e, out);
-      out[s.tensor].push_back(
-          {s.kind == StmtKind::assign ? Access::assign : Access::accumulate, s.op, s.index});
-    }
+    const Stmt& s = b.loops[a.loop].stmts[a.stmt];
+    out[a.tensor].push_back(
+        {s.kind == StmtKind::assign ? Use::assign : Use::accumulate, s.op, a.index});
   }
   return out;
 }
 
 bool written(const std::vector<TensorAccess>& as) {
   for (auto& a : as)
-    if (a.kind != Access::read) return true;
+    if (a.kind != Use::read) return true;
   return false;
 }
 
@@ -82,7 +56,7 @@ bool split_by(const std::vector<TensorAccess>& as, int v) {
 
 bool only_accumulates(const std::vector<TensorAccess>& as) {
   for (auto& a : as)
-    if (a.kind != Access::accumulate || a.op != as.front().op) return false;
+    if (a.kind != Use::accumulate || a.op != as.front().op) return false;
   return true;
 }
 
