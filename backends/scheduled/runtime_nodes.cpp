@@ -8,6 +8,7 @@
 #include "backends/scheduled/c_block_kernels.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
+#include "uops/ir/analysis.h"
 #include "uops/ir/binding.h"
 #include "uops/ir/graph.h"
 #include "uops/ir/lower.h"
@@ -58,40 +59,11 @@ Tensor& output_buffer(const ChainStep& step, const std::string& name, DType dtyp
   return it->second;
 }
 
-// Tensors read through Data leaves: an i32 tensor whose elements are indices (select, and the
-// scatter of its gradient, which stores at positions it reads).
-void index_reads(const Index& e, std::set<int>& reads) {
-  if (!e) return;
-  if (e->kind == IndexKind::Data) reads.insert(e->tensor);
-  index_reads(e->a, reads);
-  index_reads(e->b, reads);
-  for (const Index& arg : e->args) index_reads(arg, reads);
-}
-
-void value_reads(const Value& v, std::set<int>& reads) {
-  if (!v) return;
-  if (v->kind == ValueKind::Load) reads.insert(v->tensor);
-  for (const Index& i : v->index) index_reads(i, reads);
-  index_reads(v->ivalue, reads);
-  value_reads(v->a, reads);
-  value_reads(v->b, reads);
-  value_reads(v->c, reads);
-}
-
 // A block's accesses: every tensor a statement stores to is written (an accumulation also
 // reads it, which a write already orders), every other tensor it loads, or reads an index
 // from, is read.
-void block_accesses(const Block& b, std::set<int>& reads, std::set<int>& writes) {
-  for (const Loop& l : b.loops) {
-    index_reads(l.start, reads);
-    index_reads(l.end, reads);
-    for (const Stmt& s : l.stmts) {
-      if (s.kind != StmtKind::reduce) writes.insert(s.tensor);
-      for (const Index& i : s.index) index_reads(i, reads);
-      index_reads(s.arg, reads);
-      value_reads(s.value, reads);
-    }
-  }
+void reads_and_writes(const Block& b, std::set<int>& reads, std::set<int>& writes) {
+  for (const Access& a : block_accesses(b)) (a.write ? writes : reads).insert(a.tensor);
   for (int t : writes) reads.erase(t);
 }
 
@@ -199,7 +171,7 @@ void ChainNodes::add_to(runtime::GraphBuilder& builder) const {
 
     for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
       std::set<int> reads, writes;
-      block_accesses(p.blocks[bi], reads, writes);
+      reads_and_writes(p.blocks[bi], reads, writes);
       std::vector<runtime::BufferId> read_ids, write_ids;
       for (int t : reads) read_ids.push_back(id(t));
       for (int t : writes) write_ids.push_back(id(t));
