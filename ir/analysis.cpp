@@ -1,5 +1,7 @@
 #include "uops/ir/analysis.h"
 
+#include <algorithm>
+
 #include "uops/error.h"
 
 namespace uops {
@@ -60,6 +62,13 @@ void visit(const Block& b, const std::function<void(const Index&)>& f) {
           s.value, [](const ValueNode&) {}, f);
     }
   }
+}
+
+void collect_carried(const Value& v, std::vector<int>& out) {
+  visit(v, [&](const ValueNode& n) {
+    if (n.kind == ValueKind::Carried && std::find(out.begin(), out.end(), n.carried) == out.end())
+      out.push_back(n.carried);
+  });
 }
 
 bool same_index(const std::vector<Index>& a, const std::vector<Index>& b) {

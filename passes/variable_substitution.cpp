@@ -10,14 +10,6 @@ namespace uops {
 
 namespace {
 
-void carried_used(const Value& v, std::vector<int>& out) {
-  if (!v) return;
-  if (v->kind == ValueKind::Carried) out.push_back(v->carried);
-  carried_used(v->a, out);
-  carried_used(v->b, out);
-  carried_used(v->c, out);
-}
-
 // Whether storing `v` into temporary `t` and loading it back gives `v` unchanged: in the value
 // type, or in i32 for a comparison or an i32 load with an integer fill (masks, squeezed argmax
 // results).
@@ -60,7 +52,7 @@ bool try_substitute(Program& p, int t) {
   if (!passes::RangeProver(p, p.blocks[wb]).in_range(t, w.index)) return false;
   // Nothing between the write and the last read may change what the expression reads.
   std::vector<int> carried;
-  carried_used(w.value, carried);
+  collect_carried(w.value, carried);
   std::vector<bool> reads(p.tensors.size());
   for (auto& a : stmt_accesses(w, wl, ws))
     if (!a.write) reads[a.tensor] = true;
@@ -105,7 +97,7 @@ void recompute_in_later_blocks(Program& p, int t) {
     if (s.kind == StmtKind::assign && s.tensor == t) w = &s;
   if (!w || size(w->value) > 32 || !stored_exactly(p, t, w->value)) return;
   std::vector<int> carried;
-  carried_used(w->value, carried);
+  collect_carried(w->value, carried);
   if (!carried.empty()) return;
   size_t rank = info.shape.size();
   if (x.loops.size() != std::max<size_t>(rank, 1)) return;

@@ -35,6 +35,9 @@ TensorSets tensor_sets(const Block& b, int num_tensors);
 // inside values.
 void visit(const Block& b, const std::function<void(const Index&)>& f);
 
+// Appends the carried scalars `v` reads that are not in `out` yet (collect_vars' sibling).
+void collect_carried(const Value& v, std::vector<int>& out);
+
 bool same_index(const std::vector<Index>& a, const std::vector<Index>& b);
 bool bounds_use_vars(const Loop& l);
 // Some index expression of the statement may raise (may_raise(Index)).
