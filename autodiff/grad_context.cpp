@@ -21,7 +21,7 @@ GradContext::GradContext(const Graph& g, Program& p, std::vector<int> value)
   };
   for (auto& eq : p_.equalities) {
     if (eq.a->kind != IndexKind::Dim || eq.b->kind != IndexKind::Dim) continue;
-    auto ka = find({int(eq.a->value), eq.a->axis}), kb = find({int(eq.b->value), eq.b->axis});
+    auto ka = find({eq.a->tensor, eq.a->axis}), kb = find({eq.b->tensor, eq.b->axis});
     if (ka == kb) continue;
     if (kb < ka) std::swap(ka, kb);
     equal_dim_[kb] = ka;
@@ -32,7 +32,7 @@ GradContext::GradContext(const Graph& g, Program& p, std::vector<int> value)
 Index GradContext::canon(const Index& e) const {
   return rewrite(e, [&](const Index& leaf) -> Index {
     if (leaf->kind != IndexKind::Dim) return nullptr;
-    auto it = equal_dim_.find({int(leaf->value), leaf->axis});
+    auto it = equal_dim_.find({leaf->tensor, leaf->axis});
     return it == equal_dim_.end() ? nullptr : idx::dim(it->second.first, it->second.second);
   });
 }

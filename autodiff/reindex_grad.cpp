@@ -29,7 +29,7 @@ void reindex_grad(GradContext& c, int n) {
     at.push_back(rewrite(e, [&](const Index& leaf) -> Index {
       if (leaf->kind != IndexKind::Var) return nullptr;
       for (size_t k = 0; k < old_vars.size(); ++k)
-        if (leaf->value == old_vars[k]) return idx::var(b.loops[k].var);
+        if (leaf->var == old_vars[k]) return idx::var(b.loops[k].var);
       return nullptr;
     }));
   // A scatter: fill positions and strides leave elements of dx unwritten.

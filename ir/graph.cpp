@@ -86,10 +86,10 @@ Node Graph::input(const std::string& name, int rank, DType dtype) {
 
 std::string Graph::index_text(const Index& e) const {
   return to_string(e, [&](const IndexNode& n) -> std::string {
-    if (n.kind == IndexKind::Var) return "i" + std::to_string(n.value);
-    if (n.kind == IndexKind::Dim && n.value >= 0 && n.value < int64_t(nodes_.size()))
-      return nodes_[n.value].name + "." + std::to_string(n.axis);
-    return "#" + std::to_string(n.value);
+    if (n.kind == IndexKind::Var) return "i" + std::to_string(n.var);
+    if (n.kind == IndexKind::Dim && n.tensor >= 0 && n.tensor < int64_t(nodes_.size()))
+      return nodes_[n.tensor].name + "." + std::to_string(n.axis);
+    return "#" + std::to_string(n.tensor);
   });
 }
 
@@ -114,9 +114,9 @@ Index Graph::resolve(const Index& parsed, const std::vector<int>& sources, const
                      bool allow_vars) const {
   return rewrite(parsed, [&](const Index& leaf) -> Index {
     if (leaf->kind == IndexKind::Dim) {
-      const UopNode& src = nodes_[sources[leaf->value]];
+      const UopNode& src = nodes_[sources[leaf->tensor]];
       if (leaf->axis >= int(src.shape.size()))
-        throw Error("\"" + text + "\": shape source " + char('A' + leaf->value) + " has rank " +
+        throw Error("\"" + text + "\": shape source " + char('A' + leaf->tensor) + " has rank " +
                     std::to_string(src.shape.size()) + ", so it has no axis " +
                     std::to_string(leaf->axis));
       return src.shape[leaf->axis];

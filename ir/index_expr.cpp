@@ -48,21 +48,21 @@ namespace idx {
 Index constant(int64_t v) {
   IndexNode n;
   n.kind = IndexKind::Const;
-  n.value = v;
+  n.constant = v;
   return make(std::move(n));
 }
 
 Index var(int v) {
   IndexNode n;
   n.kind = IndexKind::Var;
-  n.value = v;
+  n.var = v;
   return make(std::move(n));
 }
 
 Index dim(int tensor, int axis) {
   IndexNode n;
   n.kind = IndexKind::Dim;
-  n.value = tensor;
+  n.tensor = tensor;
   n.axis = axis;
   return make(std::move(n));
 }
@@ -77,7 +77,7 @@ Index param(const std::string& name) {
 Index data(int tensor, std::vector<Index> args) {
   IndexNode n;
   n.kind = IndexKind::Data;
-  n.value = tensor;
+  n.tensor = tensor;
   n.args = std::move(args);
   return make(std::move(n));
 }
@@ -177,7 +177,7 @@ size_t node_count(const Index& root) {
 
 bool is_const(const Index& e, int64_t* value) {
   if (e->kind != IndexKind::Const) return false;
-  if (value) *value = e->value;
+  if (value) *value = e->constant;
   return true;
 }
 
@@ -186,14 +186,15 @@ bool equal(const Index& a, const Index& b) {
   if (!a || !b || a->kind != b->kind) return false;
   switch (a->kind) {
     case IndexKind::Const:
+      return a->constant == b->constant;
     case IndexKind::Var:
-      return a->value == b->value;
+      return a->var == b->var;
     case IndexKind::Dim:
-      return a->value == b->value && a->axis == b->axis;
+      return a->tensor == b->tensor && a->axis == b->axis;
     case IndexKind::Param:
       return a->name == b->name;
     case IndexKind::Data:
-      if (a->value != b->value || a->args.size() != b->args.size()) return false;
+      if (a->tensor != b->tensor || a->args.size() != b->args.size()) return false;
       for (size_t i = 0; i < a->args.size(); ++i)
         if (!equal(a->args[i], b->args[i])) return false;
       return true;
@@ -204,78 +205,69 @@ bool equal(const Index& a, const Index& b) {
   }
 }
 
+void visit(const Index& e, const std::function<void(const IndexNode&)>& f) {
+  if (!e) return;
+  f(*e);
+  visit(e->a, f);
+  visit(e->b, f);
+  for (auto& a : e->args) visit(a, f);
+}
+
 void collect_vars(const Index& e, std::vector<int>& out) {
-  switch (e->kind) {
-    case IndexKind::Var:
-      if (std::find(out.begin(), out.end(), e->value) == out.end()) out.push_back(int(e->value));
-      return;
-    case IndexKind::Data:
-      for (auto& a : e->args) collect_vars(a, out);
-      return;
-    case IndexKind::Const:
-    case IndexKind::Dim:
-    case IndexKind::Param:
-      return;
-    case IndexKind::Neg:
-      collect_vars(e->a, out);
-      return;
-    default:
-      collect_vars(e->a, out);
-      collect_vars(e->b, out);
-  }
+  visit(e, [&](const IndexNode& n) {
+    if (n.kind == IndexKind::Var && std::find(out.begin(), out.end(), n.var) == out.end())
+      out.push_back(n.var);
+  });
+}
+
+bool uses_var(const Index& e, int var) {
+  bool used = false;
+  visit(e, [&](const IndexNode& n) { used |= n.kind == IndexKind::Var && n.var == var; });
+  return used;
+}
+
+bool uses_any_var(const Index& e) {
+  bool used = false;
+  visit(e, [&](const IndexNode& n) { used |= n.kind == IndexKind::Var; });
+  return used;
+}
+
+bool uses_data(const Index& e) {
+  bool used = false;
+  visit(e, [&](const IndexNode& n) { used |= n.kind == IndexKind::Data; });
+  return used;
+}
+
+bool is_fixed(const Index& e) {
+  bool fixed = true;
+  visit(e, [&](const IndexNode& n) {
+    fixed &= n.kind != IndexKind::Var && n.kind != IndexKind::Data;
+  });
+  return fixed;
 }
 
 bool pins_var(const Index& e, int var) {
-  auto fixed = [](const Index& x) { return !uses_any_var(x) && !uses_data(x); };
   switch (e->kind) {
     case IndexKind::Var:
-      return e->value == var;
+      return e->var == var;
     case IndexKind::Neg:
       return pins_var(e->a, var);
     case IndexKind::Add:
     case IndexKind::Sub:
-      return (pins_var(e->a, var) && fixed(e->b)) || (fixed(e->a) && pins_var(e->b, var));
+      return (pins_var(e->a, var) && is_fixed(e->b)) || (is_fixed(e->a) && pins_var(e->b, var));
     default:
       return false;
   }
 }
 
 bool may_raise(const Index& e) {
-  if (!e) return false;
-  int64_t c = 0;
-  if ((e->kind == IndexKind::Div || e->kind == IndexKind::Mod) && !(is_const(e->b, &c) && c > 0))
-    return true;
-  for (auto& a : e->args)
-    if (may_raise(a)) return true;
-  return may_raise(e->a) || may_raise(e->b);
-}
-
-bool uses_var(const Index& e, int var) {
-  std::vector<int> vars;
-  collect_vars(e, vars);
-  return std::find(vars.begin(), vars.end(), var) != vars.end();
-}
-
-bool uses_any_var(const Index& e) {
-  std::vector<int> vars;
-  collect_vars(e, vars);
-  return !vars.empty();
-}
-
-bool uses_data(const Index& e) {
-  switch (e->kind) {
-    case IndexKind::Data:
-      return true;
-    case IndexKind::Const:
-    case IndexKind::Var:
-    case IndexKind::Dim:
-    case IndexKind::Param:
-      return false;
-    case IndexKind::Neg:
-      return uses_data(e->a);
-    default:
-      return uses_data(e->a) || uses_data(e->b);
-  }
+  bool raises = false;
+  visit(e, [&](const IndexNode& n) {
+    int64_t c = 0;
+    raises |=
+        (n.kind == IndexKind::Div || n.kind == IndexKind::Mod) && !(is_const(n.b, &c) && c > 0);
+  });
+  return raises;
 }
 
 Index rewrite(const Index& e, const std::function<Index(const Index&)>& leaf) {
@@ -293,7 +285,7 @@ Index rewrite(const Index& e, const std::function<Index(const Index&)>& leaf) {
       if (r) return r;
       std::vector<Index> args;
       for (auto& a : e->args) args.push_back(rewrite(a, leaf));
-      return idx::data(int(e->value), std::move(args));
+      return idx::data(e->tensor, std::move(args));
     }
     case IndexKind::Neg:
       return idx::neg(rewrite(e->a, leaf));
@@ -321,12 +313,12 @@ int64_t floor_mod(int64_t a, int64_t b) {
 int64_t evaluate(const Index& e, const IndexEnv& env) {
   switch (e->kind) {
     case IndexKind::Const:
-      return e->value;
+      return e->constant;
     case IndexKind::Var:
       UOPS_ASSERT(env.var, "loop variable in an expression evaluated outside loops");
-      return env.var(int(e->value));
+      return env.var(e->var);
     case IndexKind::Dim:
-      return env.dim(int(e->value), e->axis);
+      return env.dim(e->tensor, e->axis);
     case IndexKind::Param:
       return env.param(e->name);
     case IndexKind::Data:
@@ -370,11 +362,11 @@ int precedence(const Index& e) {
 std::string default_leaf(const IndexNode& n) {
   switch (n.kind) {
     case IndexKind::Var:
-      return "i" + std::to_string(n.value);
+      return "i" + std::to_string(n.var);
     case IndexKind::Dim:
-      return std::string("d") + char('A' + n.value) + std::to_string(n.axis);
+      return std::string("d") + char('A' + n.tensor) + std::to_string(n.axis);
     default:
-      return "data" + std::to_string(n.value);
+      return "data" + std::to_string(n.tensor);
   }
 }
 
@@ -384,13 +376,13 @@ std::string default_leaf(const IndexNode& n) {
 void print(const Index& e, int min_prec, bool leftmost,
            const std::function<std::string(const IndexNode&)>& leaf, std::string& out) {
   bool negative = e->kind == IndexKind::Neg ||
-                  (e->kind == IndexKind::Const && e->value < 0 && e->value != INT64_MIN);
+                  (e->kind == IndexKind::Const && e->constant < 0 && e->constant != INT64_MIN);
   bool parens = negative ? !leftmost : precedence(e) < min_prec;
   if (parens) out += '(';
   switch (e->kind) {
     case IndexKind::Const:
       // -2^63 has no literal: its magnitude does not fit in 64 bits.
-      out += e->value == INT64_MIN ? "(-9223372036854775807 - 1)" : std::to_string(e->value);
+      out += e->constant == INT64_MIN ? "(-9223372036854775807 - 1)" : std::to_string(e->constant);
       break;
     case IndexKind::Param:
       out += "$" + e->name;

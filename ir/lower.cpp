@@ -67,7 +67,7 @@ class Lowering {
   void unify_equal_dims() {
     for (auto& [a, b] : g_.equalities()) {
       if (a->kind != IndexKind::Dim || b->kind != IndexKind::Dim) continue;
-      auto ka = find({int(a->value), a->axis}), kb = find({int(b->value), b->axis});
+      auto ka = find({a->tensor, a->axis}), kb = find({b->tensor, b->axis});
       if (ka == kb) continue;
       if (kb < ka) std::swap(ka, kb);
       parent_[kb] = ka;
@@ -84,7 +84,7 @@ class Lowering {
   Index map(const Index& e, bool unify = true) {
     return rewrite(e, [&](const Index& leaf) -> Index {
       if (leaf->kind != IndexKind::Dim) return nullptr;
-      std::pair<int, int> key{int(leaf->value), leaf->axis};
+      std::pair<int, int> key{leaf->tensor, leaf->axis};
       auto [node, axis] = unify ? find(key) : key;
       return idx::dim(tensor_of_[node], axis);
     });
@@ -131,7 +131,7 @@ class Lowering {
     Value v;
     auto at_vars = [&](const Index& e) {
       return rewrite(map(e), [&](const Index& leaf) -> Index {
-        return leaf->kind == IndexKind::Var ? vars[leaf->value] : nullptr;
+        return leaf->kind == IndexKind::Var ? vars[leaf->var] : nullptr;
       });
     };
     switch (n.kind) {

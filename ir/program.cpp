@@ -50,12 +50,13 @@ std::string index_text(const Program& p, const Index& e) {
   return to_string(e, [&](const IndexNode& n) -> std::string {
     switch (n.kind) {
       case IndexKind::Var:
-        return "v" + std::to_string(n.value);
+        return "v" + std::to_string(n.var);
       case IndexKind::Dim:
-        return dim_name(p, int(n.value), n.axis);
+        return dim_name(p, n.tensor, n.axis);
       default:
-        return n.value >= 0 && n.value < int64_t(p.tensors.size()) ? p.tensors[n.value].name
-                                                                   : "#" + std::to_string(n.value);
+        return n.tensor >= 0 && n.tensor < int64_t(p.tensors.size())
+                   ? p.tensors[n.tensor].name
+                   : "#" + std::to_string(n.tensor);
     }
   });
 }

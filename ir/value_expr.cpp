@@ -97,34 +97,41 @@ bool equal(const Value& a, const Value& b) {
   return false;
 }
 
-void for_each_load(const Value& v, const std::function<void(const ValueNode&)>& f) {
+void visit(const Value& v, const std::function<void(const ValueNode&)>& node,
+           const std::function<void(const Index&)>& index) {
   if (!v) return;
-  if (v->kind == ValueKind::Load) f(*v);
-  for_each_load(v->a, f);
-  for_each_load(v->b, f);
-  for_each_load(v->c, f);
+  node(*v);
+  if (index) {
+    for (auto& e : v->index) index(e);
+    if (v->ivalue) index(v->ivalue);
+  }
+  visit(v->a, node, index);
+  visit(v->b, node, index);
+  visit(v->c, node, index);
+}
+
+void for_each_load(const Value& v, const std::function<void(const ValueNode&)>& f) {
+  visit(v, [&](const ValueNode& n) {
+    if (n.kind == ValueKind::Load) f(n);
+  });
 }
 
 bool uses_carried(const Value& v, int id) {
-  if (!v) return false;
-  if (v->kind == ValueKind::Carried && v->carried == id) return true;
-  return uses_carried(v->a, id) || uses_carried(v->b, id) || uses_carried(v->c, id);
+  bool used = false;
+  visit(v, [&](const ValueNode& n) { used |= n.kind == ValueKind::Carried && n.carried == id; });
+  return used;
 }
 
 void collect_vars(const Value& v, std::vector<int>& out) {
-  if (!v) return;
-  for (auto& e : v->index) collect_vars(e, out);
-  if (v->ivalue) collect_vars(v->ivalue, out);
-  collect_vars(v->a, out);
-  collect_vars(v->b, out);
-  collect_vars(v->c, out);
+  visit(
+      v, [](const ValueNode&) {}, [&](const Index& e) { collect_vars(e, out); });
 }
 
 bool may_raise(const Value& v) {
-  if (!v) return false;
-  for (auto& e : v->index)
-    if (may_raise(e)) return true;
-  return may_raise(v->ivalue) || may_raise(v->a) || may_raise(v->b) || may_raise(v->c);
+  bool raises = false;
+  visit(
+      v, [](const ValueNode&) {}, [&](const Index& e) { raises |= may_raise(e); });
+  return raises;
 }
 
 Value rewrite(const Value& v, const std::function<Value(const Value&)>& node,

@@ -45,9 +45,9 @@ class Verifier {
       if (leaf->kind == IndexKind::Var || leaf->kind == IndexKind::Data)
         fail(where + " uses a loop variable or data");
       if (leaf->kind == IndexKind::Dim) {
-        if (leaf->value < 0 || leaf->value >= int64_t(p_.tensors.size()) ||
-            p_.tensors[leaf->value].role != Role::input ||
-            leaf->axis >= int(p_.tensors[leaf->value].shape.size()))
+        if (leaf->tensor < 0 || leaf->tensor >= int64_t(p_.tensors.size()) ||
+            p_.tensors[leaf->tensor].role != Role::input ||
+            leaf->axis >= int(p_.tensors[leaf->tensor].shape.size()))
           fail(where + " names an axis that is no input axis");
       }
       if (leaf->kind == IndexKind::Param &&
@@ -61,7 +61,7 @@ class Verifier {
     const TensorInfo& info = p_.tensors[t];
     for (size_t a = 0; a < info.shape.size(); ++a) {
       if (info.role == Role::input) {
-        if (info.shape[a]->kind != IndexKind::Dim || info.shape[a]->value != t ||
+        if (info.shape[a]->kind != IndexKind::Dim || info.shape[a]->tensor != t ||
             info.shape[a]->axis != int(a))
           fail("input '" + info.name + "' axis " + std::to_string(a) + " is not its own size");
       } else {
@@ -75,12 +75,12 @@ class Verifier {
     rewrite(e, [&](const Index& leaf) -> Index {
       switch (leaf->kind) {
         case IndexKind::Var:
-          if (std::find(vars.begin(), vars.end(), leaf->value) == vars.end())
-            fail(where + " uses v" + std::to_string(leaf->value) + " outside its loop");
+          if (std::find(vars.begin(), vars.end(), leaf->var) == vars.end())
+            fail(where + " uses v" + std::to_string(leaf->var) + " outside its loop");
           break;
         case IndexKind::Data:
-          if (!valid_tensor(int(leaf->value)) || p_.tensors[leaf->value].dtype != DType::i32 ||
-              leaf->args.size() != p_.tensors[leaf->value].shape.size())
+          if (!valid_tensor(leaf->tensor) || p_.tensors[leaf->tensor].dtype != DType::i32 ||
+              leaf->args.size() != p_.tensors[leaf->tensor].shape.size())
             fail(where + " reads an index from something that is no i32 tensor of that rank");
           else
             for (auto& a : leaf->args) check_index(a, vars, where);

@@ -20,14 +20,6 @@ int64_t draw(std::mt19937_64& rng, int64_t lo, int64_t hi) {
   return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
 }
 
-void for_each_node(const Index& e, const std::function<void(const IndexNode&)>& f) {
-  if (!e) return;
-  f(*e);
-  for_each_node(e->a, f);
-  for_each_node(e->b, f);
-  for (const Index& x : e->args) for_each_node(x, f);
-}
-
 }  // namespace
 
 struct Generator::Derived {
@@ -143,7 +135,7 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements) {
     return parent[x] == x ? x : parent[x] = root(parent[x]);
   };
   auto slot = [&](const Index& e) {
-    return e->kind == IndexKind::Dim && first[e->value] >= 0 ? first[e->value] + e->axis : -1;
+    return e->kind == IndexKind::Dim && first[e->tensor] >= 0 ? first[e->tensor] + e->axis : -1;
   };
   for (const Equality& eq : p.equalities) {
     int a = slot(eq.a), b = slot(eq.b);
@@ -166,7 +158,7 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements) {
   }
   // Divisors in loop bounds and index expressions that do not depend on the loop variables.
   auto collect = [&](const Index& e) {
-    for_each_node(e, [&](const IndexNode& x) {
+    visit(e, [&](const IndexNode& x) {
       if ((x.kind == IndexKind::Div || x.kind == IndexKind::Mod) && !uses_any_var(x.b) &&
           !uses_data(x.b) && !is_const(x.b))
         d->divisors.push_back(x.b);

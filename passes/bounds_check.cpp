@@ -4,17 +4,6 @@
 
 namespace uops {
 
-namespace {
-
-bool may_fail(const Index& e) {
-  if (!e) return false;
-  if (e->kind == IndexKind::Div || e->kind == IndexKind::Mod || e->kind == IndexKind::Data)
-    return true;
-  return may_fail(e->a) || may_fail(e->b);
-}
-
-}  // namespace
-
 Program eliminate_bounds_checks(Program p) {
   for (auto& b : p.blocks) {
     passes::RangeProver prover(p, b);
@@ -22,7 +11,7 @@ Program eliminate_bounds_checks(Program p) {
       if (v->kind != ValueKind::Load) return nullptr;
       if (prover.out_of_range(v->tensor, v->index)) {
         bool safe = true;
-        for (auto& e : v->index) safe = safe && !may_fail(e);
+        for (auto& e : v->index) safe = safe && !may_raise(e);
         if (safe) return val::constant(v->fill);
       }
       bool in = prover.in_range(v->tensor, v->index);

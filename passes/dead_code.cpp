@@ -1,17 +1,15 @@
 #include "uops/passes/dead_code.h"
 
-#include "accesses.h"
+#include "uops/ir/analysis.h"
 
 namespace uops {
 
 namespace {
 
 void mark_carried(const Value& v, std::vector<bool>& live, bool& changed) {
-  if (!v) return;
-  if (v->kind == ValueKind::Carried && !live[v->carried]) live[v->carried] = changed = true;
-  mark_carried(v->a, live, changed);
-  mark_carried(v->b, live, changed);
-  mark_carried(v->c, live, changed);
+  visit(v, [&](const ValueNode& n) {
+    if (n.kind == ValueKind::Carried && !live[n.carried]) live[n.carried] = changed = true;
+  });
 }
 
 bool is_live(const Stmt& s, const std::vector<bool>& tensors, const std::vector<bool>& carried) {
@@ -20,49 +18,15 @@ bool is_live(const Stmt& s, const std::vector<bool>& tensors, const std::vector<
 
 // Drops temporaries no statement touches and renumbers the rest.
 void drop_unused_tensors(Program& p) {
-  int n = int(p.tensors.size());
+  int n = int(p.tensors.size()), kept = 0;
   std::vector<bool> used(n);
   for (int t = 0; t < n; ++t) used[t] = p.tensors[t].role != Role::temporary;
   for (auto& b : p.blocks)
-    for (auto& a : passes::block_accesses(b)) used[a.tensor] = true;
+    for (auto& a : block_accesses(b)) used[a.tensor] = true;
   std::vector<int> renumber(n, -1);
-  std::vector<TensorInfo> kept;
   for (int t = 0; t < n; ++t)
-    if (used[t]) {
-      renumber[t] = int(kept.size());
-      kept.push_back(std::move(p.tensors[t]));
-    }
-  bool unchanged = int(kept.size()) == n;
-  p.tensors = std::move(kept);
-  if (unchanged) return;
-  auto leaf = [&](const Index& e) -> Index {
-    if (e->kind == IndexKind::Dim) return idx::dim(renumber[e->value], e->axis);
-    if (e->kind == IndexKind::Data) {
-      std::vector<Index> args;
-      for (auto& a : e->args)
-        args.push_back(rewrite(a, [&](const Index& x) -> Index {
-          return x->kind == IndexKind::Dim ? idx::dim(renumber[x->value], x->axis) : nullptr;
-        }));
-      return idx::data(renumber[e->value], std::move(args));
-    }
-    return nullptr;
-  };
-  std::function<Index(const Index&)> index = [&](const Index& e) { return rewrite(e, leaf); };
-  passes::map_program(p, index, [&](const Value& v) {
-    return rewrite(
-        v,
-        [&](const Value& n) -> Value {
-          if (n->kind != ValueKind::Load) return nullptr;
-          std::vector<Index> ix;
-          for (auto& e : n->index) ix.push_back(index(e));
-          return val::load(renumber[n->tensor], std::move(ix), n->fill, n->checked);
-        },
-        index);
-  });
-  for (auto& b : p.blocks)
-    for (auto& l : b.loops)
-      for (auto& s : l.stmts)
-        if (s.kind != StmtKind::reduce) s.tensor = renumber[s.tensor];
+    if (used[t]) renumber[t] = kept++;
+  if (kept < n) renumber_tensors(p, renumber);
 }
 
 }  // namespace
@@ -80,12 +44,12 @@ Program eliminate_dead_code(Program p) {
           const Stmt& st = block.loops[k].stmts[s];
           if (!is_live(st, tensors, carried)) continue;
           block_live = true;
-          for (auto& a : passes::stmt_accesses(st, int(k), int(s)))
+          for (auto& a : stmt_accesses(st, int(k), int(s)))
             if (!a.write && !tensors[a.tensor]) tensors[a.tensor] = changed = true;
           mark_carried(st.value, carried, changed);
         }
       if (!block_live) continue;
-      for (auto& a : passes::block_accesses(block))
+      for (auto& a : block_accesses(block))
         if (a.stmt < 0 && !tensors[a.tensor]) tensors[a.tensor] = changed = true;
     }
   }

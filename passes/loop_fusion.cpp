@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "accesses.h"
+#include "uops/ir/analysis.h"
 
 namespace uops {
 
@@ -12,7 +12,7 @@ Index rename(const Index& e, const std::vector<std::pair<int, int>>& vars) {
   return rewrite(e, [&](const Index& leaf) -> Index {
     if (leaf->kind != IndexKind::Var) return nullptr;
     for (auto& [from, to] : vars)
-      if (leaf->value == from) return idx::var(to);
+      if (leaf->var == from) return idx::var(to);
     return nullptr;
   });
 }
@@ -90,12 +90,12 @@ class Fusion {
 
   bool data_ok(const Block& host, const Block& guest) {
     auto vars = renames();
-    std::vector<passes::Access> acc_a, acc_b;
-    auto guest_acc = passes::block_accesses(guest);
+    std::vector<Access> acc_a, acc_b;
+    auto guest_acc = block_accesses(guest);
     for (auto& x : guest_acc) {
       for (auto& e : x.index) e = rename(e, vars);
     }
-    auto host_acc = passes::block_accesses(host);
+    auto host_acc = block_accesses(host);
     (b_is_host_ ? acc_b : acc_a) = host_acc;
     (b_is_host_ ? acc_a : acc_b) = guest_acc;
     std::vector<bool> wa(num_tensors_), ta(num_tensors_), wb(num_tensors_), tb(num_tensors_);
@@ -111,9 +111,7 @@ class Fusion {
           if (x.tensor != t) continue;
           if (x.stmt < 0) return false;  // a loop bound reads it
           if (!index) index = &x.index;
-          if (index->size() != x.index.size()) return false;
-          for (size_t i = 0; i < index->size(); ++i)
-            if (!equal((*index)[i], x.index[i])) return false;
+          if (!same_index(*index, x.index)) return false;
           if (list == &acc_a) min_a = std::min(min_a, x.loop);
           if (list == &acc_b) max_b = std::max(max_b, x.loop);
         }
@@ -176,8 +174,8 @@ bool overlaps(const std::vector<bool>& x, const std::vector<bool>& y) {
 
 // Fuses blocks ia < ib if legal; returns whether it did. `between` holds what the blocks
 // strictly between them read and write.
-bool try_fuse(Program& p, int ia, int ib, const passes::TensorSets& sa,
-              const passes::TensorSets& sb, const passes::TensorSets& between) {
+bool try_fuse(Program& p, int ia, int ib, const TensorSets& sa, const TensorSets& sb,
+              const TensorSets& between) {
   bool left = !overlaps(sb.reads, between.writes) && !overlaps(sb.writes, between.writes) &&
               !overlaps(sb.writes, between.reads);
   bool right = !overlaps(sa.writes, between.reads) && !overlaps(sa.writes, between.writes) &&
@@ -203,10 +201,10 @@ Program fuse_loops(Program p) {
     changed = false;
     // Each block's sets once, and what lies between grown one block at a time: a long chain of
     // blocks costs pairs times tensors, not pairs times blocks.
-    std::vector<passes::TensorSets> sets;
-    for (auto& b : p.blocks) sets.push_back(passes::tensor_sets(b, n));
+    std::vector<TensorSets> sets;
+    for (auto& b : p.blocks) sets.push_back(tensor_sets(b, n));
     for (int ib = 1; ib < int(p.blocks.size()) && !changed; ++ib) {
-      passes::TensorSets between{std::vector<bool>(n), std::vector<bool>(n)};
+      TensorSets between{std::vector<bool>(n), std::vector<bool>(n)};
       for (int ia = ib - 1; ia >= 0 && !changed; --ia) {
         changed = try_fuse(p, ia, ib, sets[ia], sets[ib], between);
         for (int t = 0; t < n && !changed; ++t) {

@@ -4,35 +4,26 @@
 #include <optional>
 #include <set>
 
-#include "accesses.h"
+#include "uops/ir/analysis.h"
 
 namespace uops {
 
 namespace {
-
-bool fixed(const Index& e) {
-  return !uses_any_var(e) && !uses_data(e);
-}
 
 // `e` is var plus terms without loop variables or data: consecutive values of var are
 // consecutive elements when `e` is the last axis.
 bool unit_stride(const Index& e, int var) {
   switch (e->kind) {
     case IndexKind::Var:
-      return e->value == var;
+      return e->var == var;
     case IndexKind::Add:
-      return (unit_stride(e->a, var) && fixed(e->b)) || (fixed(e->a) && unit_stride(e->b, var));
+      return (unit_stride(e->a, var) && is_fixed(e->b)) ||
+             (is_fixed(e->a) && unit_stride(e->b, var));
     case IndexKind::Sub:
-      return unit_stride(e->a, var) && fixed(e->b);
+      return unit_stride(e->a, var) && is_fixed(e->b);
     default:
       return false;
   }
-}
-
-bool may_raise(const Stmt& s) {
-  for (auto& e : s.index)
-    if (may_raise(e)) return true;
-  return may_raise(s.value) || may_raise(s.arg);
 }
 
 int count_uses(const Block& b, int carried) {
@@ -47,7 +38,7 @@ int count_uses(const Block& b, int carried) {
 bool starts_zero(const Program& p, size_t bi, int t) {
   if (p.tensors[t].role == Role::input) return false;
   for (size_t b = 0; b < bi; ++b)
-    for (auto& a : passes::block_accesses(p.blocks[b]))
+    for (auto& a : block_accesses(p.blocks[b]))
       if (a.tensor == t && a.write) return false;
   return true;
 }
@@ -63,7 +54,7 @@ bool accumulate_directly(const Program& p, size_t bi, Block& b, size_t k, int c)
   if (store == owner.stmts.end() || count_uses(b, c) != 1) return false;
   int y = store->tensor;
   if (p.tensors[y].dtype != p.value_type() || !starts_zero(p, bi, y)) return false;
-  for (auto& a : passes::block_accesses(b))
+  for (auto& a : block_accesses(b))
     if (a.tensor == y && !(a.write && a.loop == int(k))) return false;
   for (auto& e : store->index)
     if (uses_data(e)) return false;
@@ -100,13 +91,13 @@ std::optional<std::vector<size_t>> better_order(const Block& b) {
   for (size_t k = 0; k < n; ++k) {
     const Loop& l = b.loops[k];
     if (!l.carried.empty() || (k + 1 < n && !l.stmts.empty())) return std::nullopt;
-    if (uses_any_var(l.start) || uses_any_var(l.end)) return std::nullopt;
+    if (bounds_use_vars(l)) return std::nullopt;
     if (may_raise(l.start) || may_raise(l.end)) prefix = k + 1;
   }
   for (auto& s : b.loops.back().stmts)
     if (s.kind == StmtKind::reduce || may_raise(s)) return std::nullopt;
 
-  auto accesses = passes::block_accesses(b);
+  auto accesses = block_accesses(b);
   std::set<int> written, kept;
   for (auto& a : accesses)
     if (a.write) {
@@ -121,9 +112,7 @@ std::optional<std::vector<size_t>> better_order(const Block& b) {
       if (a.tensor != t) continue;
       if (a.stmt < 0) return std::nullopt;
       if (!index) index = &a.index;
-      if (index->size() != a.index.size()) return std::nullopt;
-      for (size_t i = 0; i < index->size(); ++i)
-        if (!equal((*index)[i], a.index[i])) return std::nullopt;
+      if (!same_index(*index, a.index)) return std::nullopt;
     }
     for (int v : kept) {
       bool pinned = false;

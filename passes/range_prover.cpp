@@ -7,13 +7,9 @@ namespace {
 std::string key(const Index& e) {
   return to_string(e, [](const IndexNode& n) -> std::string {
     if (n.kind == IndexKind::Dim)
-      return "T" + std::to_string(n.value) + "." + std::to_string(n.axis);
+      return "T" + std::to_string(n.tensor) + "." + std::to_string(n.axis);
     return "?";
   });
-}
-
-bool var_free(const Index& e) {
-  return !uses_any_var(e) && !uses_data(e);
 }
 
 }  // namespace
@@ -95,9 +91,9 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
   };
   switch (e->kind) {
     case IndexKind::Const:
-      return exact(constant(e->value));
+      return exact(constant(e->constant));
     case IndexKind::Var: {
-      auto it = vars_.find(int(e->value));
+      auto it = vars_.find(e->var);
       return it == vars_.end() ? Bounds{} : it->second;
     }
     case IndexKind::Dim:
@@ -131,7 +127,7 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
         Bounds r;
         if (a.lo.known && a.lo.terms.empty()) r.lo = constant(floor_div(a.lo.c, k));
         if (a.hi.known && a.hi.terms.empty()) r.hi = constant(floor_div(a.hi.c, k));
-        if (!var_free(e) || r.lo.known || r.hi.known) return r;
+        if (!is_fixed(e) || r.lo.known || r.hi.known) return r;
       }
       break;
     case IndexKind::Mod:
@@ -160,7 +156,7 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
     default:
       break;
   }
-  if (var_free(e)) return exact(atom(e, false));
+  if (is_fixed(e)) return exact(atom(e, false));
   return Bounds{};
 }
 

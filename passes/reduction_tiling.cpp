@@ -2,21 +2,20 @@
 
 #include <algorithm>
 
-#include "accesses.h"
+#include "uops/ir/analysis.h"
 
 namespace uops {
 
 namespace {
 
 // Every access to a written tensor holds exactly `var` on one common axis.
-bool exclusive(const std::vector<passes::Access>& accesses, const std::vector<bool>& written,
-               int var) {
+bool exclusive(const std::vector<Access>& accesses, const std::vector<bool>& written, int var) {
   std::vector<std::vector<bool>> axes(written.size());  // per tensor: axes holding var so far
   for (auto& a : accesses) {
     if (!written[a.tensor]) continue;
     std::vector<bool> here(a.index.size());
     for (size_t x = 0; x < a.index.size(); ++x)
-      here[x] = a.index[x]->kind == IndexKind::Var && a.index[x]->value == var;
+      here[x] = a.index[x]->kind == IndexKind::Var && a.index[x]->var == var;
     auto& common = axes[a.tensor];
     if (common.empty()) common = here;
     for (size_t x = 0; x < here.size(); ++x) common[x] = common[x] && here[x];
@@ -43,13 +42,10 @@ bool qualifies(const Program& p, const Block& b, size_t first, std::vector<bool>
     for (int v : vars)
       if (uses_var(l.start, v) || uses_var(l.end, v)) return false;
   }
-  for (auto& s : b.loops.back().stmts) {
-    if (may_raise(s.value) || may_raise(s.arg)) return false;
-    for (auto& e : s.index)
-      if (may_raise(e)) return false;
-  }
-  auto accesses = passes::block_accesses(b);
-  std::vector<bool> written = passes::tensor_sets(b, int(p.tensors.size())).writes;
+  for (auto& s : b.loops.back().stmts)
+    if (may_raise(s)) return false;
+  auto accesses = block_accesses(b);
+  std::vector<bool> written = tensor_sets(b, int(p.tensors.size())).writes;
   for (auto& l : b.loops) exclusive_loops->push_back(exclusive(accesses, written, l.var));
   return true;
 }
@@ -83,7 +79,7 @@ Loop counted(int var, Index end) {
 // `var` replaced by `by` in every index of the innermost loop's statements.
 void replace_var(Block& b, int var, const Index& by) {
   auto leaf = [&](const Index& e) -> Index {
-    return e->kind == IndexKind::Var && e->value == var ? by : nullptr;
+    return e->kind == IndexKind::Var && e->var == var ? by : nullptr;
   };
   auto index = [&](const Index& e) { return rewrite(e, leaf); };
   for (auto& s : b.loops.back().stmts) {

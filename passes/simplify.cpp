@@ -1,6 +1,6 @@
 #include "uops/passes/simplify.h"
 
-#include "accesses.h"
+#include "uops/ir/analysis.h"
 #include "uops/ir/scalar_semantics.h"
 
 namespace uops {
@@ -12,7 +12,7 @@ Index simplify_index(const Index& e) {
     if (leaf->kind != IndexKind::Data) return nullptr;
     std::vector<Index> args;
     for (auto& a : leaf->args) args.push_back(simplify_index(a));
-    return idx::data(int(leaf->value), std::move(args));
+    return idx::data(leaf->tensor, std::move(args));
   });
 }
 
@@ -79,7 +79,7 @@ Value simplify_value(const Value& v) {
 
 Program simplify(Program p) {
   bool f64 = p.value_type() == DType::f64;
-  passes::map_program(p, simplify_index, [&](const Value& v) {
+  map_program(p, simplify_index, [&](const Value& v) {
     return f64 ? simplify_value<double>(v) : simplify_value<float>(v);
   });
   return p;

@@ -1,6 +1,6 @@
 #include "uops/passes/storage_reuse.h"
 
-#include "accesses.h"
+#include "uops/ir/analysis.h"
 
 namespace uops {
 
@@ -25,13 +25,6 @@ bool expensive(const Value& v) {
   return expensive(v->a) || expensive(v->b) || expensive(v->c);
 }
 
-bool same_index(const std::vector<Index>& a, const std::vector<Index>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!equal(a[i], b[i])) return false;
-  return true;
-}
-
 // The output t can live in, or -1.
 int target(const Program& p, int t) {
   const TensorInfo& info = p.tensors[t];
@@ -39,7 +32,7 @@ int target(const Program& p, int t) {
   int writes = 0, last_block = -1, reads = 0;
   const Stmt* def = nullptr;
   for (size_t b = 0; b < p.blocks.size(); ++b)
-    for (auto& a : passes::block_accesses(p.blocks[b])) {
+    for (auto& a : block_accesses(p.blocks[b])) {
       if (a.tensor != t) continue;
       if (a.stmt < 0) return -1;
       last_block = int(b);
@@ -53,7 +46,7 @@ int target(const Program& p, int t) {
   if (writes != 1 || reads < 2 || def->kind != StmtKind::assign || !expensive(def->value))
     return -1;
   const Block& block = p.blocks[last_block];
-  auto accesses = passes::block_accesses(block);
+  auto accesses = block_accesses(block);
   int loop = -1, last = -1;
   for (auto& a : accesses)
     if (a.tensor == t) {
@@ -77,7 +70,7 @@ int target(const Program& p, int t) {
     if (!pinned) return -1;
   }
   for (int b = 0; b < last_block; ++b)
-    for (auto& a : passes::block_accesses(p.blocks[b]))
+    for (auto& a : block_accesses(p.blocks[b]))
       if (a.tensor == y) return -1;
   return y;
 }
@@ -85,14 +78,14 @@ int target(const Program& p, int t) {
 void rename(Program& p, int from, int to) {
   std::function<Index(const Index&)> index = [&](const Index& e) {
     return rewrite(e, [&](const Index& leaf) -> Index {
-      if (leaf->kind == IndexKind::Dim && leaf->value == from) return idx::dim(to, leaf->axis);
-      if (leaf->kind != IndexKind::Data || leaf->value != from) return nullptr;
+      if (leaf->kind == IndexKind::Dim && leaf->tensor == from) return idx::dim(to, leaf->axis);
+      if (leaf->kind != IndexKind::Data || leaf->tensor != from) return nullptr;
       std::vector<Index> args;
       for (auto& a : leaf->args) args.push_back(index(a));
       return idx::data(to, std::move(args));
     });
   };
-  passes::map_program(p, index, [&](const Value& v) {
+  map_program(p, index, [&](const Value& v) {
     return rewrite(
         v,
         [&](const Value& n) -> Value {

@@ -2,28 +2,13 @@
 
 #include <algorithm>
 
-#include "accesses.h"
 #include "range_prover.h"
+#include "uops/ir/analysis.h"
 #include "uops/ir/scalar_semantics.h"
 
 namespace uops {
 
 namespace {
-
-bool same_index(const std::vector<Index>& a, const std::vector<Index>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!equal(a[i], b[i])) return false;
-  return true;
-}
-
-void carried_used(const Value& v, std::vector<int>& out) {
-  if (!v) return;
-  if (v->kind == ValueKind::Carried) out.push_back(v->carried);
-  carried_used(v->a, out);
-  carried_used(v->b, out);
-  carried_used(v->c, out);
-}
 
 // Whether storing `v` into temporary `t` and loading it back gives `v` unchanged: in the value
 // type, or in i32 for a comparison or an i32 load with an integer fill (masks, squeezed argmax
@@ -42,7 +27,7 @@ bool try_substitute(Program& p, int t) {
   if (info.role != Role::temporary) return false;
   int wb = -1, wl = -1, ws = -1, writes = 0;
   for (size_t b = 0; b < p.blocks.size(); ++b)
-    for (auto& a : passes::block_accesses(p.blocks[b]))
+    for (auto& a : block_accesses(p.blocks[b]))
       if (a.tensor == t && a.write) {
         ++writes;
         wb = int(b), wl = a.loop, ws = a.stmt;
@@ -53,7 +38,7 @@ bool try_substitute(Program& p, int t) {
   if (w.kind != StmtKind::assign || !stored_exactly(p, t, w.value)) return false;
   int last_read = -1, read_count = 0, load_count = 0;
   for (size_t b = 0; b < p.blocks.size(); ++b)
-    for (auto& a : passes::block_accesses(p.blocks[b])) {
+    for (auto& a : block_accesses(p.blocks[b])) {
       if (a.tensor != t || a.write) continue;
       if (int(b) != wb || a.loop != wl || a.stmt <= ws || !same_index(a.index, w.index))
         return false;
@@ -67,9 +52,9 @@ bool try_substitute(Program& p, int t) {
   if (!passes::RangeProver(p, p.blocks[wb]).in_range(t, w.index)) return false;
   // Nothing between the write and the last read may change what the expression reads.
   std::vector<int> carried;
-  carried_used(w.value, carried);
+  collect_carried(w.value, carried);
   std::vector<bool> reads(p.tensors.size());
-  for (auto& a : passes::stmt_accesses(w, wl, ws))
+  for (auto& a : stmt_accesses(w, wl, ws))
     if (!a.write) reads[a.tensor] = true;
   for (int s = ws + 1; s < last_read; ++s) {
     const Stmt& between = loop.stmts[s];
@@ -103,7 +88,7 @@ void recompute_in_later_blocks(Program& p, int t) {
   if (info.role != Role::temporary) return;
   int wb = -1, writes = 0;
   for (size_t b = 0; b < p.blocks.size(); ++b)
-    for (auto& a : passes::block_accesses(p.blocks[b]))
+    for (auto& a : block_accesses(p.blocks[b]))
       if (a.tensor == t && a.write) ++writes, wb = int(b);
   if (writes != 1) return;
   const Block& x = p.blocks[wb];
@@ -112,22 +97,22 @@ void recompute_in_later_blocks(Program& p, int t) {
     if (s.kind == StmtKind::assign && s.tensor == t) w = &s;
   if (!w || size(w->value) > 32 || !stored_exactly(p, t, w->value)) return;
   std::vector<int> carried;
-  carried_used(w->value, carried);
+  collect_carried(w->value, carried);
   if (!carried.empty()) return;
   size_t rank = info.shape.size();
   if (x.loops.size() != std::max<size_t>(rank, 1)) return;
   for (size_t k = 0; k < x.loops.size(); ++k) {
     Index extent = rank ? info.shape[k] : idx::constant(1);
-    if (!is_const(x.loops[k].start) || x.loops[k].start->value != 0 ||
+    if (!is_const(x.loops[k].start) || x.loops[k].start->constant != 0 ||
         !equal(x.loops[k].end, extent) || (rank && !equal(w->index[k], idx::var(x.loops[k].var))))
       return;
   }
   std::vector<bool> reads(p.tensors.size());
-  for (auto& a : passes::stmt_accesses(*w, 0, 0))
+  for (auto& a : stmt_accesses(*w, 0, 0))
     if (!a.write) reads[a.tensor] = true;
   if (reads[t]) return;
   auto writes_reads = [&](const Block& b) {
-    auto sets = passes::tensor_sets(b, int(p.tensors.size()));
+    auto sets = tensor_sets(b, int(p.tensors.size()));
     for (size_t u = 0; u < reads.size(); ++u)
       if (reads[u] && sets.writes[u]) return true;
     return false;
@@ -140,7 +125,7 @@ void recompute_in_later_blocks(Program& p, int t) {
     if (writes_reads(p.blocks[y])) return;
     passes::RangeProver prover(p, p.blocks[y]);
     bool all_proven = true, any = false;
-    for (auto& a : passes::block_accesses(p.blocks[y]))
+    for (auto& a : block_accesses(p.blocks[y]))
       if (a.tensor == t) {
         any = true;
         all_proven = all_proven && prover.in_range(t, a.index);
@@ -158,7 +143,7 @@ void recompute_in_later_blocks(Program& p, int t) {
             Index composed = rewrite(e, [&](const Index& leaf) -> Index {
               if (leaf->kind != IndexKind::Var) return nullptr;
               for (size_t k = 0; k < vars.size() && k < v->index.size(); ++k)
-                if (leaf->value == vars[k]) return v->index[k];
+                if (leaf->var == vars[k]) return v->index[k];
               return nullptr;
             });
             too_large = too_large || node_count(composed) > kMaxComposedIndex;

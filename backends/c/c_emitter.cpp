@@ -5,6 +5,7 @@
 #include "backends/codegen/kernel_writer.h"
 #include "backends/codegen/parallel.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/ir/analysis.h"
 #include "uops/passes/reduction_tiling.h"
 
 namespace uops::cgen {
@@ -18,10 +19,6 @@ using codegen::pad;
 // Measured on a shared 2-core machine with a passive wait policy, an elementwise loop on 2
 // threads lost to 1 thread up to 2^17 iterations and broke even at 2^19.
 constexpr int kParallelThreshold = 1 << 18;
-
-bool bounds_use_vars(const Loop& l) {
-  return uses_any_var(l.start) || uses_any_var(l.end);
-}
 
 struct ParallelLoop {
   size_t depth = 0;
@@ -45,13 +42,6 @@ ParallelLoop choose_parallel(const Program& p, const Block& b) {
   return {};
 }
 
-bool same_index(const std::vector<Index>& a, const std::vector<Index>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!equal(a[i], b[i])) return false;
-  return true;
-}
-
 // Stores in a SIMD loop are safe when each iteration has its own element: every tensor the loop
 // writes is written and read in it at one index with an axis that is the loop variable, and no
 // index reads data.
@@ -64,7 +54,7 @@ bool stores_stay_apart(const Loop& l) {
     bool own = false;
     for (auto& e : s.index) {
       if (uses_data(e)) return false;
-      own |= e->kind == IndexKind::Var && e->value == l.var;
+      own |= e->kind == IndexKind::Var && e->var == l.var;
     }
     if (!own) return false;
   }

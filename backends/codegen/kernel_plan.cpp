@@ -4,14 +4,11 @@
 
 #include "backends/codegen/parallel.h"
 #include "backends/codegen/zero_fill.h"
+#include "uops/ir/analysis.h"
 
 namespace uops::codegen {
 
 namespace {
-
-bool bounds_use_vars(const Loop& l) {
-  return uses_any_var(l.start) || uses_any_var(l.end);
-}
 
 // Whether loop variable `var` appears in the index of any store of the block.
 bool indexes_a_store(const Block& b, int var) {
@@ -65,15 +62,7 @@ bool cooperative(const Block& b, size_t m) {
 
 std::vector<bool> vars_read(const Block& b) {
   std::vector<int> vars;
-  for (auto& l : b.loops) {
-    collect_vars(l.start, vars);
-    collect_vars(l.end, vars);
-    for (auto& s : l.stmts) {
-      for (auto& e : s.index) collect_vars(e, vars);
-      if (s.arg) collect_vars(s.arg, vars);
-      collect_vars(s.value, vars);
-    }
-  }
+  visit(b, [&](const Index& e) { collect_vars(e, vars); });
   std::vector<bool> out;
   for (auto& l : b.loops) out.push_back(std::find(vars.begin(), vars.end(), l.var) != vars.end());
   return out;

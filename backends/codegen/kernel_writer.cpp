@@ -66,11 +66,11 @@ bool KernelWriter::nonnegative(const Index& e) const {
   int64_t c = 0;
   switch (e->kind) {
     case IndexKind::Const:
-      return e->value >= 0;
+      return e->constant >= 0;
     case IndexKind::Dim:
       return true;
     case IndexKind::Var: {
-      auto it = var_start_.find(int(e->value));
+      auto it = var_start_.find(e->var);
       return it != var_start_.end() && nonnegative(it->second);
     }
     case IndexKind::Add:
@@ -93,22 +93,22 @@ std::string KernelWriter::print_index(const Index& e, int min_prec) {
   int prec = 3;
   switch (e->kind) {
     case IndexKind::Const:
-      s = e->value == INT64_MIN ? "(-9223372036854775807 - 1)" : std::to_string(e->value);
-      prec = e->value < 0 ? 1 : 3;
+      s = e->constant == INT64_MIN ? "(-9223372036854775807 - 1)" : std::to_string(e->constant);
+      prec = e->constant < 0 ? 1 : 3;
       break;
     case IndexKind::Var:
-      s = Names::var(int(e->value));
+      s = Names::var(e->var);
       break;
     case IndexKind::Dim:
-      sizes_.insert({int(e->value), e->axis});
-      s = names_.size(int(e->value), e->axis);
+      sizes_.insert({e->tensor, e->axis});
+      s = names_.size(e->tensor, e->axis);
       break;
     case IndexKind::Param:
       params_.insert(e->name);
       s = names_.param(e->name);
       break;
     case IndexKind::Data: {
-      int t = int(e->value);
+      int t = e->tensor;
       tensors_.insert(t);
       s = "(" + in_range(t, e->args) + " ? (int64_t)" + names_.tensors[t] + "[" +
           offset(t, e->args) + "] : 0)";
@@ -173,10 +173,10 @@ std::string KernelWriter::offset(int t, const std::vector<Index>& index) {
 // out keeps the rest of the test invariant in that loop, so the compiler can hoist it.
 bool KernelWriter::spans_axis(int t, size_t a, const Index& e) const {
   if (e->kind != IndexKind::Var) return false;
-  auto start = var_start_.find(int(e->value));
+  auto start = var_start_.find(e->var);
   int64_t c = -1;
   return start != var_start_.end() && is_const(start->second, &c) && c == 0 &&
-         equal(var_end_.at(int(e->value)), p_.tensors[t].shape[a]);
+         equal(var_end_.at(e->var), p_.tensors[t].shape[a]);
 }
 
 std::string KernelWriter::in_range(int t, const std::vector<Index>& index) {
@@ -448,7 +448,7 @@ bool KernelWriter::tile_loop(const Block& b, size_t k) const {
   for (int v : inner) {
     bool alone = false;
     for (auto& e : stmts[0].index) {
-      auto var = [&](const Index& x) { return x->kind == IndexKind::Var && x->value == v; };
+      auto var = [&](const Index& x) { return x->kind == IndexKind::Var && x->var == v; };
       alone |= var(e) || (e->kind == IndexKind::Add &&
                           ((var(e->a) && !uses_inner(e->b)) || (var(e->b) && !uses_inner(e->a))));
     }

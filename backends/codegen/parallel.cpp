@@ -3,67 +3,41 @@
 #include <map>
 #include <tuple>
 
+#include "uops/ir/analysis.h"
+
 namespace uops::codegen {
 
 namespace {
 
-enum class Access { read, assign, accumulate };
+enum class Use { read, assign, accumulate };
 
 struct TensorAccess {
-  Access kind;
+  Use kind;
   ReduceOp op;
   std::vector<Index> index;
 };
 
 using AccessMap = std::map<int, std::vector<TensorAccess>>;
 
-void collect_index_reads(const Index& e, AccessMap& out) {
-  if (!e) return;
-  if (e->kind == IndexKind::Data) {
-    out[int(e->value)].push_back({Access::read, ReduceOp::sum, e->args});
-    for (auto& a : e->args) collect_index_reads(a, out);
-    return;
-  }
-  collect_index_reads(e->a, out);
-  collect_index_reads(e->b, out);
-}
-
-void collect_value_reads(const Value& v, AccessMap& out) {
-  if (!v) return;
-  if (v->kind == ValueKind::Load) {
-    out[v->tensor].push_back({Access::read, ReduceOp::sum, v->index});
-    for (auto& e : v->index) collect_index_reads(e, out);
-  }
-  if (v->ivalue) collect_index_reads(v->ivalue, out);
-  collect_value_reads(v->a, out);
-  collect_value_reads(v->b, out);
-  collect_value_reads(v->c, out);
-}
-
-// Every access of the loops from `depth` inward, by tensor.
+// Every access of the loops from `depth` inward (the bounds of those inside it), by tensor.
 AccessMap region_accesses(const Block& b, size_t depth) {
   AccessMap out;
-  for (size_t k = depth; k < b.loops.size(); ++k) {
-    const Loop& l = b.loops[k];
-    if (k > depth) {
-      collect_index_reads(l.start, out);
-      collect_index_reads(l.end, out);
+  for (auto& a : block_accesses(b)) {
+    if (a.loop < int(depth) || (a.loop == int(depth) && a.stmt < 0)) continue;
+    if (!a.write) {
+      out[a.tensor].push_back({Use::read, ReduceOp::sum, a.index});
+      continue;
     }
-    for (auto& s : l.stmts) {
-      collect_value_reads(s.value, out);
-      if (s.arg) collect_index_reads(s.arg, out);
-      if (s.kind == StmtKind::reduce) continue;
-      for (auto& e : s.index) collect_index_reads(e, out);
-      out[s.tensor].push_back(
-          {s.kind == StmtKind::assign ? Access::assign : Access::accumulate, s.op, s.index});
-    }
+    const Stmt& s = b.loops[a.loop].stmts[a.stmt];
+    out[a.tensor].push_back(
+        {s.kind == StmtKind::assign ? Use::assign : Use::accumulate, s.op, a.index});
   }
   return out;
 }
 
 bool written(const std::vector<TensorAccess>& as) {
   for (auto& a : as)
-    if (a.kind != Access::read) return true;
+    if (a.kind != Use::read) return true;
   return false;
 }
 
@@ -75,15 +49,15 @@ bool tiled_by(const Index& e, int v, const Block& b, size_t depth) {
   Index rest = e->a, x;
   if (rest->kind == IndexKind::Add) std::tie(x, rest) = std::pair{rest->a, rest->b};
   int64_t c = 0, s = 0, end = 0;
-  if (rest->kind != IndexKind::Mul || rest->a->kind != IndexKind::Var || rest->a->value != v ||
+  if (rest->kind != IndexKind::Mul || rest->a->kind != IndexKind::Var || rest->a->var != v ||
       !is_const(rest->b, &c))
     return false;
   bool inner = false;
   for (size_t k = depth; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];
     if (x && uses_var(x, l.var)) return false;
-    inner |= l.var == int(e->b->value) && is_const(l.start, &s) && is_const(l.end, &end) &&
-             s >= 0 && end <= c;
+    inner |=
+        l.var == e->b->var && is_const(l.start, &s) && is_const(l.end, &end) && s >= 0 && end <= c;
   }
   return inner;
 }
@@ -95,7 +69,7 @@ bool split_by(const std::vector<TensorAccess>& as, int v, const Block& b, size_t
     bool all = true, tiled = tiled_by(as.front().index[axis], v, b, depth);
     for (auto& a : as) {
       const Index& e = a.index[axis];
-      all &= e->kind == IndexKind::Var && e->value == v;
+      all &= e->kind == IndexKind::Var && e->var == v;
       tiled &= equal(e, as.front().index[axis]);
     }
     if (all || tiled) return true;
@@ -105,7 +79,7 @@ bool split_by(const std::vector<TensorAccess>& as, int v, const Block& b, size_t
 
 bool only_accumulates(const std::vector<TensorAccess>& as) {
   for (auto& a : as)
-    if (a.kind != Access::accumulate || a.op != as.front().op) return false;
+    if (a.kind != Use::accumulate || a.op != as.front().op) return false;
   return true;
 }
 
@@ -159,7 +133,7 @@ bool share_outer_loop(const std::vector<const Block*>& blocks) {
     for (auto& [t, as] : region_accesses(*b, 0))
       for (auto a : as) {
         for (auto& e : a.index)
-          if (e->kind == IndexKind::Var && e->value == l.var) e = idx::var(shared);
+          if (e->kind == IndexKind::Var && e->var == l.var) e = idx::var(shared);
         all[t].push_back(std::move(a));
       }
   }
@@ -182,8 +156,7 @@ Block exclusive_loops_first(const Program& p, const Block& b) {
   for (size_t k = 0; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];
     if (!l.carried.empty() || (k + 1 < b.loops.size() && !l.stmts.empty())) return b;
-    if (uses_any_var(l.start) || uses_any_var(l.end) || uses_data(l.start) || uses_data(l.end))
-      return b;
+    if (!is_fixed(l.start) || !is_fixed(l.end)) return b;
   }
   std::vector<LoopParallelism> par = loop_parallelism(p, b);
   std::vector<Loop> exclusive, others;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "passes/accesses.h"
+#include "uops/ir/analysis.h"
 
 namespace uops::codegen {
 
@@ -23,7 +23,7 @@ bool assigns_every_element(const Program& p, const Block& b, int t) {
         int64_t c = -1, size = -1;
         if (is_const(s.index[a], &c) && c == 0 && is_const(shape[a], &size) && size == 1) continue;
         for (size_t l = 0; l <= k; ++l)
-          if (s.index[a]->kind == IndexKind::Var && b.loops[l].var == s.index[a]->value)
+          if (s.index[a]->kind == IndexKind::Var && b.loops[l].var == s.index[a]->var)
             loop_of_axis[a] = int(l);
         covered &= loop_of_axis[a] >= 0 && equal(b.loops[loop_of_axis[a]].end, shape[a]);
       }
@@ -50,7 +50,7 @@ std::vector<bool> needs_zero_fill(const Program& p) {
     decided[t] = !zero[t];
   }
   for (const Block& b : p.blocks) {
-    passes::TensorSets sets = passes::tensor_sets(b, n);
+    TensorSets sets = tensor_sets(b, n);
     for (int t = 0; t < n; ++t) {
       if (decided[t] || !(sets.reads[t] || sets.writes[t])) continue;
       decided[t] = true;

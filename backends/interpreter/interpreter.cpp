@@ -126,14 +126,14 @@ class Run {
     CIndex<T> r;
     switch (e->kind) {
       case IndexKind::Const:
-        r.c0 = e->value;
+        r.c0 = e->constant;
         return r;
       case IndexKind::Dim:
       case IndexKind::Param:
         r.c0 = evaluate(e, env_);
         return r;
       case IndexKind::Var:
-        r.terms.push_back({int(e->value), 1});
+        r.terms.push_back({e->var, 1});
         return r;
       case IndexKind::Data:
         return std::nullopt;
@@ -193,7 +193,7 @@ class Run {
   std::function<int64_t(const Frame<T>&)> closure(const Index& e) {
     if (auto a = affine(e)) return [a = *a](const Frame<T>& f) { return a(f); };
     if (e->kind == IndexKind::Data) {
-      int t = int(e->value);
+      int t = e->tensor;
       std::vector<CIndex<T>> args;
       for (auto& x : e->args) args.push_back(compile_index(x));
       Storage s = storage_[t];

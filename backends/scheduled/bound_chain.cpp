@@ -4,6 +4,7 @@
 
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
+#include "uops/ir/analysis.h"
 
 namespace uops {
 
@@ -51,26 +52,6 @@ Tensor& output_buffer(const ChainStep& step, const std::string& name, DType dtyp
   return it->second;
 }
 
-// Tensors read through Data leaves: an i32 tensor whose elements are indices (select, and the
-// scatter of its gradient, which stores at positions it reads).
-void index_reads(const Index& e, std::set<int>& reads) {
-  if (!e) return;
-  if (e->kind == IndexKind::Data) reads.insert(int(e->value));
-  index_reads(e->a, reads);
-  index_reads(e->b, reads);
-  for (const Index& arg : e->args) index_reads(arg, reads);
-}
-
-void value_reads(const Value& v, std::set<int>& reads) {
-  if (!v) return;
-  if (v->kind == ValueKind::Load) reads.insert(v->tensor);
-  for (const Index& i : v->index) index_reads(i, reads);
-  index_reads(v->ivalue, reads);
-  value_reads(v->a, reads);
-  value_reads(v->b, reads);
-  value_reads(v->c, reads);
-}
-
 }  // namespace
 
 void interpret_chain(const std::vector<ChainStep>& steps, TensorMap& buffers) {
@@ -86,17 +67,8 @@ void interpret_chain(const std::vector<ChainStep>& steps, TensorMap& buffers) {
 
 namespace sched {
 
-void block_accesses(const Block& b, std::set<int>& reads, std::set<int>& writes) {
-  for (const Loop& l : b.loops) {
-    index_reads(l.start, reads);
-    index_reads(l.end, reads);
-    for (const Stmt& s : l.stmts) {
-      if (s.kind != StmtKind::reduce) writes.insert(s.tensor);
-      for (const Index& i : s.index) index_reads(i, reads);
-      index_reads(s.arg, reads);
-      value_reads(s.value, reads);
-    }
-  }
+void reads_and_writes(const Block& b, std::set<int>& reads, std::set<int>& writes) {
+  for (const Access& a : block_accesses(b)) (a.write ? writes : reads).insert(a.tensor);
   for (int t : writes) reads.erase(t);
 }
 

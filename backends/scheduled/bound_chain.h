@@ -38,7 +38,7 @@ void bind_chain(BoundChain& out, std::vector<ChainStep> steps, TensorMap inputs)
 // A block's accesses: every tensor a statement stores to is written (an accumulation also
 // reads it, which a write already orders), every other tensor it loads, or reads an index
 // from, is read.
-void block_accesses(const Block& b, std::set<int>& reads, std::set<int>& writes);
+void reads_and_writes(const Block& b, std::set<int>& reads, std::set<int>& writes);
 
 // The buffers between runs, by name (an Error for an unknown name or a wrong dtype or shape).
 const Tensor& read_buffer(const BoundChain& chain, const std::string& buffer);

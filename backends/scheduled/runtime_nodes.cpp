@@ -62,7 +62,7 @@ void ChainNodes::add_to(runtime::GraphBuilder& builder) const {
 
     for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
       std::set<int> reads, writes;
-      sched::block_accesses(p.blocks[bi], reads, writes);
+      sched::reads_and_writes(p.blocks[bi], reads, writes);
       std::vector<runtime::BufferId> read_ids, write_ids;
       for (int t : reads) read_ids.push_back(id(t));
       for (int t : writes) write_ids.push_back(id(t));

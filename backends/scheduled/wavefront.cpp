@@ -36,7 +36,7 @@ using WaveFn = int (*)(void* const* const* tensors, const int64_t* const* sizes,
 void op_accesses(const sched::BoundStep& s, int block, const std::vector<bool>& zero_fill,
                  std::set<int>& reads, std::set<int>& writes) {
   if (block >= 0)
-    return sched::block_accesses(s.chain.program.blocks[size_t(block)], reads, writes);
+    return sched::reads_and_writes(s.chain.program.blocks[size_t(block)], reads, writes);
   for (size_t t = 0; t < zero_fill.size(); ++t)
     if (zero_fill[t]) writes.insert(int(t));
 }

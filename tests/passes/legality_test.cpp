@@ -53,7 +53,7 @@ Program vector_program(const std::vector<std::pair<std::string, Role>>& tensors)
 // Statements are written with Var(-1) standing for the block's loop variable.
 Index rewrite_var(const Index& e, const Index& v) {
   return rewrite(e, [&](const Index& leaf) -> Index {
-    return leaf->kind == IndexKind::Var && leaf->value == -1 ? v : nullptr;
+    return leaf->kind == IndexKind::Var && leaf->var == -1 ? v : nullptr;
   });
 }
 std::vector<Index> rewrite_vars(std::vector<Index> ix, const Index& v) {

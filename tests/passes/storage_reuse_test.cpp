@@ -72,7 +72,7 @@ struct Vector {
     l.end = idx::dim(0, 0);
     auto here = [&](const Index& e) {
       return rewrite(e, [&](const Index& leaf) -> Index {
-        return leaf->kind == IndexKind::Var && leaf->value == -1 ? idx::var(l.var) : nullptr;
+        return leaf->kind == IndexKind::Var && leaf->var == -1 ? idx::var(l.var) : nullptr;
       });
     };
     Stmt s;

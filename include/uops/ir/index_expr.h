@@ -22,7 +22,9 @@ using Index = std::shared_ptr<const IndexNode>;
 
 struct IndexNode {
   IndexKind kind = IndexKind::Const;
-  int64_t value = 0;        // Const: the value; Var: variable; Dim, Data: tensor (or source)
+  int64_t constant = 0;     // Const: the value
+  int var = -1;             // Var: the loop variable (parsed form: the output axis)
+  int tensor = -1;          // Dim, Data: the tensor (parsed form: the shape source)
   int axis = 0;             // Dim: the axis
   std::string name;         // Param: the parameter's name
   Index a, b;               // operands of Neg (a only) and of the binary kinds
@@ -53,16 +55,24 @@ bool equal(const Index& a, const Index& b);
 bool uses_var(const Index& e, int var);
 bool uses_any_var(const Index& e);
 bool uses_data(const Index& e);
+// Appends the loop variables of `e` not in `out` yet, in order of first use.
 void collect_vars(const Index& e, std::vector<int>& out);
-// `e` determines `var`: it is ±var plus terms without loop variables or data, so distinct values
-// of var give distinct values of e.
+// `e` uses no loop variable and reads no data: one value for a whole run of the program.
+bool is_fixed(const Index& e);
+// `e` determines `var`: it is ±var plus fixed terms, so distinct values of var give distinct
+// values of e.
 bool pins_var(const Index& e, int var);
-// `e` holds a division or modulo whose divisor is not a positive constant: evaluating it can
-// raise an error, so where and whether it is evaluated must not change.
+// The one meaning of "may raise" that every component uses: `e` holds a division or modulo
+// whose divisor is not a positive constant (Data arguments included), so evaluating it can
+// raise an error and where and whether it is evaluated must not change. Nothing else raises
+// per element: a Data read outside its tensor reads 0, and an expression under a loop over an
+// empty range is never evaluated, so it raises nothing (docs/design.md §3.4).
 bool may_raise(const Index& e);
 
 // Rebuilds `e` bottom-up; `leaf` may replace a leaf (Var, Dim, Param, Data) by returning non-null.
 Index rewrite(const Index& e, const std::function<Index(const Index&)>& leaf);
+// The read-only walk: calls `f` on every node of `e`, parents first, Data arguments included.
+void visit(const Index& e, const std::function<void(const IndexNode&)>& f);
 
 // Floor division and modulo: the result of `%` has the sign of the divisor. Division by zero
 // throws uops::Error.

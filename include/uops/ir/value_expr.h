@@ -49,6 +49,10 @@ bool uses_carried(const Value& v, int id);
 void collect_vars(const Value& v, std::vector<int>& out);
 // Some index expression inside `v` may raise an error when evaluated (see may_raise(Index)).
 bool may_raise(const Value& v);
+// Calls `node` on every node of `v`, parents first, and `index`, when given, on every index
+// expression a node holds (load positions, index values).
+void visit(const Value& v, const std::function<void(const ValueNode&)>& node,
+           const std::function<void(const Index&)>& index = nullptr);
 
 // Rebuilds `v` bottom-up; `node` may replace any node by returning non-null. Index expressions
 // inside are rewritten by `index` when given.

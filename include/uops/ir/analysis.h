@@ -1,0 +1,55 @@
+// Facts about a program that passes, backends and autodiff all read, each defined once so that
+// no two components can disagree: the tensors a statement or block reads and writes, same-index,
+// what may raise (may_raise in index_expr.h is the one meaning), and tensor renumbering.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "uops/ir/program.h"
+
+namespace uops {
+
+struct Access {
+  int tensor = -1;
+  std::vector<Index> index;
+  bool write = false;
+  int loop = 0;  // position of the loop whose statement (or bound) makes the access
+  int stmt = 0;  // position of that statement in the loop; -1 for a loop bound
+};
+
+// Loads and Data leaves (in values, indices and arg positions) are reads; assign and accumulate
+// targets are writes (an accumulation's read of its target is not listed). Loop bounds are reads
+// of their Data leaves at loop `k`, statement -1. Order: per loop, bounds then statements; per
+// statement, value, arg, store index, then the store.
+std::vector<Access> stmt_accesses(const Stmt& s, int loop, int stmt);
+std::vector<Access> block_accesses(const Block& b);
+
+// Tensors read and written by a block.
+struct TensorSets {
+  std::vector<bool> reads, writes;
+};
+TensorSets tensor_sets(const Block& b, int num_tensors);
+
+// Calls `f` on every index expression of a block: bounds, store indices, arg positions and those
+// inside values.
+void visit(const Block& b, const std::function<void(const Index&)>& f);
+
+// Appends the carried scalars `v` reads that are not in `out` yet (collect_vars' sibling).
+void collect_carried(const Value& v, std::vector<int>& out);
+
+bool same_index(const std::vector<Index>& a, const std::vector<Index>& b);
+bool bounds_use_vars(const Loop& l);
+// Some index expression of the statement may raise (may_raise(Index)).
+bool may_raise(const Stmt& s);
+
+// Calls `index` on every index expression of the program (shapes, assertions, bounds, accesses,
+// positions) and `value` on every value, replacing each by what they return.
+void map_program(Program& p, const std::function<Index(const Index&)>& index,
+                 const std::function<Value(const Value&)>& value);
+
+// Keeps tensor t as tensor new_id[t] (-1 drops it; the kept ids must be 0..n-1) and rewrites
+// every reference: Dim and Data leaves, loads and stores. Nothing may refer to a dropped tensor.
+void renumber_tensors(Program& p, const std::vector<int>& new_id);
+
+}  // namespace uops

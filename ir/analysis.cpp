@@ -1,0 +1,152 @@
+#include "uops/ir/analysis.h"
+
+#include <algorithm>
+
+#include "uops/error.h"
+
+namespace uops {
+
+namespace {
+
+void index_reads(const Index& e, int loop, int stmt, std::vector<Access>& out) {
+  visit(e, [&](const IndexNode& n) {
+    if (n.kind == IndexKind::Data) out.push_back({n.tensor, n.args, false, loop, stmt});
+  });
+}
+
+}  // namespace
+
+std::vector<Access> stmt_accesses(const Stmt& s, int loop, int stmt) {
+  std::vector<Access> out;
+  visit(
+      s.value,
+      [&](const ValueNode& n) {
+        if (n.kind == ValueKind::Load) out.push_back({n.tensor, n.index, false, loop, stmt});
+      },
+      [&](const Index& e) { index_reads(e, loop, stmt, out); });
+  index_reads(s.arg, loop, stmt, out);
+  if (s.kind != StmtKind::reduce) {
+    for (auto& e : s.index) index_reads(e, loop, stmt, out);
+    out.push_back({s.tensor, s.index, true, loop, stmt});
+  }
+  return out;
+}
+
+std::vector<Access> block_accesses(const Block& b) {
+  std::vector<Access> out;
+  for (size_t k = 0; k < b.loops.size(); ++k) {
+    index_reads(b.loops[k].start, int(k), -1, out);
+    index_reads(b.loops[k].end, int(k), -1, out);
+    for (size_t s = 0; s < b.loops[k].stmts.size(); ++s) {
+      auto a = stmt_accesses(b.loops[k].stmts[s], int(k), int(s));
+      out.insert(out.end(), a.begin(), a.end());
+    }
+  }
+  return out;
+}
+
+TensorSets tensor_sets(const Block& b, int num_tensors) {
+  TensorSets sets{std::vector<bool>(num_tensors), std::vector<bool>(num_tensors)};
+  for (auto& a : block_accesses(b)) (a.write ? sets.writes : sets.reads)[a.tensor] = true;
+  return sets;
+}
+
+void visit(const Block& b, const std::function<void(const Index&)>& f) {
+  for (auto& l : b.loops) {
+    f(l.start);
+    f(l.end);
+    for (auto& s : l.stmts) {
+      for (auto& e : s.index) f(e);
+      if (s.arg) f(s.arg);
+      visit(
+          s.value, [](const ValueNode&) {}, f);
+    }
+  }
+}
+
+void collect_carried(const Value& v, std::vector<int>& out) {
+  visit(v, [&](const ValueNode& n) {
+    if (n.kind == ValueKind::Carried && std::find(out.begin(), out.end(), n.carried) == out.end())
+      out.push_back(n.carried);
+  });
+}
+
+bool same_index(const std::vector<Index>& a, const std::vector<Index>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!equal(a[i], b[i])) return false;
+  return true;
+}
+
+bool bounds_use_vars(const Loop& l) {
+  return uses_any_var(l.start) || uses_any_var(l.end);
+}
+
+bool may_raise(const Stmt& s) {
+  for (auto& e : s.index)
+    if (may_raise(e)) return true;
+  return may_raise(s.value) || may_raise(s.arg);
+}
+
+void map_program(Program& p, const std::function<Index(const Index&)>& index,
+                 const std::function<Value(const Value&)>& value) {
+  for (auto& t : p.tensors)
+    for (auto& e : t.shape) e = index(e);
+  for (auto& eq : p.equalities) {
+    eq.a = index(eq.a);
+    eq.b = index(eq.b);
+  }
+  for (auto& b : p.blocks)
+    for (auto& l : b.loops) {
+      l.start = index(l.start);
+      l.end = index(l.end);
+      for (auto& s : l.stmts) {
+        s.value = value(s.value);
+        if (s.arg) s.arg = index(s.arg);
+        for (auto& e : s.index) e = index(e);
+      }
+    }
+}
+
+void renumber_tensors(Program& p, const std::vector<int>& new_id) {
+  std::vector<TensorInfo> kept(p.tensors.size());
+  size_t n = 0;
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    if (new_id[t] >= 0) {
+      kept.at(new_id[t]) = std::move(p.tensors[t]);
+      ++n;
+    }
+  kept.resize(n);
+  p.tensors = std::move(kept);
+  auto id = [&](int t) {
+    UOPS_ASSERT(new_id.at(t) >= 0,
+                "renumbering drops tensor " + std::to_string(t) + ", still in use");
+    return new_id[t];
+  };
+  std::function<Index(const Index&)> index = [&](const Index& e) {
+    return rewrite(e, [&](const Index& leaf) -> Index {
+      if (leaf->kind == IndexKind::Dim) return idx::dim(id(leaf->tensor), leaf->axis);
+      if (leaf->kind != IndexKind::Data) return nullptr;
+      std::vector<Index> args;
+      for (auto& a : leaf->args) args.push_back(index(a));
+      return idx::data(id(leaf->tensor), std::move(args));
+    });
+  };
+  map_program(p, index, [&](const Value& v) {
+    return rewrite(
+        v,
+        [&](const Value& n) -> Value {
+          if (n->kind != ValueKind::Load) return nullptr;
+          std::vector<Index> at;
+          for (auto& e : n->index) at.push_back(index(e));
+          return val::load(id(n->tensor), std::move(at), n->fill, n->checked);
+        },
+        index);
+  });
+  for (auto& b : p.blocks)
+    for (auto& l : b.loops)
+      for (auto& s : l.stmts)
+        if (s.kind != StmtKind::reduce) s.tensor = id(s.tensor);
+}
+
+}  // namespace uops
