@@ -37,6 +37,9 @@ std::string init(Driver& d) {
             load(lib, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD) &&
             load(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
             load(lib, "cuMemsetD8_v2", d.cuMemsetD8) &&
+            load(lib, "cuMemsetD8Async", d.cuMemsetD8Async) &&
+            load(lib, "cuMemcpyDtoDAsync_v2", d.cuMemcpyDtoDAsync) &&
+            load(lib, "cuStreamSynchronize", d.cuStreamSynchronize) &&
             load(lib, "cuLaunchKernel", d.cuLaunchKernel) &&
             load(lib, "cuCtxSynchronize", d.cuCtxSynchronize) &&
             load(lib, "cuGetErrorString", d.cuGetErrorString);

@@ -6,6 +6,7 @@
 
 #include "backends/codegen/kernel_writer.h"
 #include "backends/scheduled/c_block_kernels.h"
+#include "backends/scheduled/chain_binding.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
@@ -14,10 +15,8 @@
 
 namespace uops {
 
-namespace {
+namespace chain {
 
-// The buffer each program tensor is bound to (empty for temporaries), after checking that no two
-// of them share one.
 std::vector<std::string> bound_names(const ChainStep& step) {
   const Program& p = step.program;
   std::vector<std::string> names(p.tensors.size());
@@ -34,29 +33,7 @@ std::vector<std::string> bound_names(const ChainStep& step) {
   return names;
 }
 
-TensorMap step_inputs(const ChainStep& step, const std::vector<std::string>& names,
-                      const TensorMap& buffers) {
-  TensorMap inputs;
-  for (int t : step.program.inputs()) {
-    auto it = buffers.find(names[t]);
-    if (it == buffers.end())
-      throw Error("step '" + step.label + "' reads buffer '" + names[t] +
-                  "', which is no input of the chain and no earlier step writes");
-    inputs[step.program.tensors[t].name] = it->second;
-  }
-  return inputs;
-}
-
-// The buffer an output goes to: created when new, else it must keep its dtype and shape.
-Tensor& output_buffer(const ChainStep& step, const std::string& name, DType dtype,
-                      const std::vector<int64_t>& shape, TensorMap& buffers) {
-  auto [it, created] = buffers.try_emplace(name, dtype, shape);
-  if (!created && (it->second.dtype != dtype || it->second.shape != shape))
-    throw Error("step '" + step.label + "' writes buffer '" + name + "' as " + dtype_name(dtype) +
-                " " + Tensor(dtype, shape).shape_text() + ", but it is " +
-                dtype_name(it->second.dtype) + " " + it->second.shape_text());
-  return it->second;
-}
+namespace {
 
 // Tensors read through Data leaves: an i32 tensor whose elements are indices (select, and the
 // scatter of its gradient, which stores at positions it reads).
@@ -78,9 +55,8 @@ void value_reads(const Value& v, std::set<int>& reads) {
   value_reads(v->c, reads);
 }
 
-// A block's accesses: every tensor a statement stores to is written (an accumulation also
-// reads it, which a write already orders), every other tensor it loads, or reads an index
-// from, is read.
+}  // namespace
+
 void block_accesses(const Block& b, std::set<int>& reads, std::set<int>& writes) {
   for (const Loop& l : b.loops) {
     index_reads(l.start, reads);
@@ -95,7 +71,12 @@ void block_accesses(const Block& b, std::set<int>& reads, std::set<int>& writes)
   for (int t : writes) reads.erase(t);
 }
 
-}  // namespace
+}  // namespace chain
+
+using chain::block_accesses;
+using chain::bound_names;
+using chain::output_buffer;
+using chain::step_inputs;
 
 void interpret_chain(const std::vector<ChainStep>& steps, TensorMap& buffers) {
   for (const ChainStep& step : steps) {
