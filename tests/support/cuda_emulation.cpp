@@ -530,7 +530,11 @@ std::shared_ptr<cuda::Device> emulated_cuda_device(const SourceEdit& edit) {
 
 std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(std::vector<Program> programs,
                                                             const SourceEdit& edit) {
-  std::shared_ptr<cuda::Device> device = emulated_cuda_device(edit);
+  return emulate_cuda_batch(emulated_cuda_device(edit), std::move(programs));
+}
+
+std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(
+    const std::shared_ptr<cuda::Device>& device, std::vector<Program> programs) {
   std::vector<cuda::LoadedProgram> loaded = device->load(programs);
   std::vector<std::unique_ptr<Executable>> out;
   for (size_t i = 0; i < programs.size(); ++i)

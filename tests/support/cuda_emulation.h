@@ -37,5 +37,8 @@ std::shared_ptr<cuda::Device> emulated_cuda_device(const SourceEdit& edit = null
 std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(std::vector<Program> programs,
                                                             const SourceEdit& edit = nullptr);
 std::unique_ptr<Executable> emulate_cuda(Program p, const SourceEdit& edit = nullptr);
+// The same on a given device (one from emulated_cuda_device, whose memory the test allocates).
+std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(
+    const std::shared_ptr<cuda::Device>& device, std::vector<Program> programs);
 
 }  // namespace uops::testing
