@@ -11,6 +11,7 @@
 #include <random>
 
 #include "backends/codegen/zero_fill.h"
+#include "glue/cuda_glue_cases.h"
 #include "mlp_model.h"
 #include "support/cuda_emulation.h"
 #include "uops/backends/interpreter.h"
@@ -26,13 +27,7 @@
 namespace uops {
 namespace {
 
-Tensor random_tensor(std::vector<int64_t> shape, uint64_t seed) {
-  Tensor t(DType::f64, std::move(shape));
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-2.0, 2.0);
-  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, u(rng));
-  return t;
-}
+using namespace testing::glue;
 
 // The emulated device, counting the bytes copied between host and device.
 class CountingDevice : public cuda::Device {
@@ -76,23 +71,6 @@ runtime::CpuExecutor executor_for(const CudaChainNodes& nodes, size_t streams) {
   return runtime::CpuExecutor(std::move(builder).build({streams}));
 }
 
-// Sums may run in another order on the device (atomics, block reductions).
-void expect_close(const Tensor& expected, const Tensor& actual, const std::string& what) {
-  ASSERT_EQ(expected.dtype, actual.dtype) << what;
-  ASSERT_EQ(expected.shape, actual.shape) << what;
-  for (int64_t i = 0; i < expected.numel(); ++i)
-    ASSERT_NEAR(expected.get(i), actual.get(i), 1e-9 * (1 + std::abs(expected.get(i))))
-        << what << " element " << i;
-}
-
-// An op's forward step, then its gradient step fed the forward's output as the upstream
-// gradient, so the second step's kernels read what the first step's kernels wrote on the device.
-std::vector<ChainStep> forward_and_gradient(const std::string& op_name, const ParamMap& params) {
-  const OpDef& op = find_op(op_name);
-  return {{"forward", optimize(forward_program(op, DType::f64)), {}, params},
-          {"gradient", optimize(gradient_program(op, DType::f64)), {{"dy", "y"}}, params}};
-}
-
 // Two runs (the second must not see the first's sums) on two streams, every buffer compared.
 void expect_chain_matches_interpreter(const std::vector<ChainStep>& steps,
                                       const TensorMap& inputs) {
@@ -111,21 +89,18 @@ void expect_chain_matches_interpreter(const std::vector<ChainStep>& steps,
 }
 
 TEST(CudaGlueEmulated, SoftmaxForwardAndGradientChainMatchesInterpreter) {
-  expect_chain_matches_interpreter(forward_and_gradient("softmax", {}),
-                                   {{"x", random_tensor({7, 13}, 1)}});
+  ChainCase c = chain_case("softmax");
+  expect_chain_matches_interpreter(c.steps, c.inputs);
 }
 
 TEST(CudaGlueEmulated, Conv2dForwardAndGradientChainMatchesInterpreter) {
-  expect_chain_matches_interpreter(
-      forward_and_gradient("conv2d", {{"stride", 2}, {"pad", 1}, {"dilation", 1}}),
-      {{"x", random_tensor({2, 9, 8, 3}, 4)}, {"w", random_tensor({5, 3, 3, 3}, 5)}});
+  ChainCase c = chain_case("conv2d");
+  expect_chain_matches_interpreter(c.steps, c.inputs);
 }
 
 TEST(CudaGlueEmulated, GatherAndItsScatterGradientChainMatchesInterpreter) {
-  Tensor idx(DType::i32, {6});
-  for (int64_t i = 0; i < 6; ++i) idx.set(i, double((i * 3) % 5 - 1));  // -1 is out of range
-  expect_chain_matches_interpreter(forward_and_gradient("gather", {}),
-                                   {{"table", random_tensor({4, 3}, 17)}, {"idx", idx}});
+  ChainCase c = chain_case("gather");
+  expect_chain_matches_interpreter(c.steps, c.inputs);
 }
 
 TEST(CudaGlueEmulated, MlpLossesMatchInterpreterAndCGlue) {
