@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "backends/codegen/kernel_writer.h"
-#include "backends/cuda/cuda_driver.h"
+#include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_emitter.h"
 #include "backends/cuda/cuda_program.h"
 #include "uops/backends/kernel_cache.h"

@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "backends/cuda/cuda_driver.h"
+#include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_emitter.h"
 #include "uops/backends/cuda/cuda_backend.h"
 #include "uops/error.h"
@@ -60,22 +60,24 @@ class DriverDevice : public Device {
   }
   void copy(DeviceAddress to, DeviceAddress from, size_t bytes, Stream stream) override {
     const Driver& d = current();
-    if (bytes) d.check(d.cuMemcpyDtoDAsync(to, from, bytes, stream), "cuMemcpyDtoDAsync");
+    if (bytes) d.check(d.cuMemcpyDtoDAsync(to, from, bytes, CUstream(stream)), "cuMemcpyDtoDAsync");
   }
   void zero(DeviceAddress address, size_t bytes, Stream stream) override {
     const Driver& d = current();
-    if (bytes) d.check(d.cuMemsetD8Async(address, 0, bytes, stream), "cuMemsetD8Async");
+    if (bytes) d.check(d.cuMemsetD8Async(address, 0, bytes, CUstream(stream)), "cuMemsetD8Async");
   }
   void launch(const codegen::KernelPlan&, const void* kernel, codegen::LaunchDims dims, void** args,
               Stream stream) override {
     const Driver& d = current();
     auto f = static_cast<CUfunction>(const_cast<void*>(kernel));
-    d.check(d.cuLaunchKernel(f, dims.grid, 1, 1, dims.threads, 1, 1, 0, stream, args, nullptr),
+    d.check(d.cuLaunchKernel(f, dims.grid, 1, 1, dims.threads, 1, 1, 0, CUstream(stream), args,
+                             nullptr),
             "cuLaunchKernel");
   }
   void synchronize(Stream stream) override {
     const Driver& d = current();
-    d.check(stream ? d.cuStreamSynchronize(stream) : d.cuCtxSynchronize(), "kernel execution");
+    d.check(stream ? d.cuStreamSynchronize(CUstream(stream)) : d.cuCtxSynchronize(),
+            "kernel execution");
   }
 
  private:
