@@ -12,6 +12,7 @@
 
 #include "backends/codegen/zero_fill.h"
 #include "glue/cuda_glue_cases.h"
+#include "glue/sum_without_zeroing.h"
 #include "mlp_model.h"
 #include "support/cuda_emulation.h"
 #include "uops/backends/interpreter.h"
@@ -153,23 +154,7 @@ TEST(CudaGlueEmulated, ZeroNodesFillWhatTheKernelPlanSays) {
 TEST(CudaGlueEmulated, OutputsStartAtZeroOnEveryRun) {
   // y[0] += x[i] with no zeroing block: only the zero node (the plan zero-fills y) makes the
   // sum right, on the first run (device memory starts as garbage) and on the next ones.
-  Program p;
-  p.tensors = {{"x", DType::f64, {idx::dim(0, 0)}, Role::input},
-               {"y", DType::f64, {idx::constant(1)}, Role::output}};
-  p.num_vars = 1;
-  Loop l;
-  l.var = 0;
-  l.start = idx::constant(0);
-  l.end = idx::dim(0, 0);
-  l.stmts.push_back({StmtKind::accumulate,
-                     1,
-                     {idx::constant(0)},
-                     true,
-                     ReduceOp::sum,
-                     -1,
-                     val::load(0, {idx::var(0)}),
-                     nullptr});
-  p.blocks.push_back({{l}, "sum by hand"});
+  Program p = testing::sum_without_zeroing();
   ASSERT_EQ(verify(p), std::vector<std::string>{});
   Tensor x(DType::f64, {300});
   for (int i = 0; i < 300; ++i) x.set(i, i + 1.0);
