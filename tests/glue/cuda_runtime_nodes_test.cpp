@@ -104,9 +104,10 @@ TEST(CudaGlueEmulated, GatherAndItsScatterGradientChainMatchesInterpreter) {
   expect_chain_matches_interpreter(c.steps, c.inputs);
 }
 
-// Under the sanitizers every access the emulation's detector logs costs much more: two steps.
+// Under the sanitizers every access the emulation's detector logs costs much more: one step
+// (its loss still equals the interpreter's; the release build checks five and the decrease).
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kMlpSteps = 2;
+constexpr int kMlpSteps = 1;
 #else
 constexpr int kMlpSteps = mlp::kSteps;
 #endif
@@ -134,7 +135,9 @@ TEST(CudaGlueEmulated, MlpLossesMatchInterpreterAndCGlue) {
     EXPECT_NEAR(loss, c_nodes.read("loss").get(0), 1e-9 * std::abs(expected)) << "step " << s;
     losses.push_back(loss);
   }
-  EXPECT_LT(losses.back(), losses.front());
+  if (kMlpSteps > 1) {
+    EXPECT_LT(losses.back(), 0.9 * losses.front());
+  }
   for (const char* w : {"w1", "b1", "w2", "b2"})
     expect_close(reference.at(w), cuda_nodes.read(w), w);
 }
