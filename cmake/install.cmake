@@ -3,7 +3,7 @@
 # `find_package(uops)` finds.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS uops uops_oracle uops_runtime uops_scheduled EXPORT uopsTargets
+install(TARGETS uops uops_oracle uops_runtime uops_scheduled uops_cuda_driver EXPORT uopsTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

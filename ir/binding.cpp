@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 #include "uops/error.h"
 
@@ -67,7 +68,12 @@ void set_memory_budget(int64_t bytes) {
   budget_override = bytes > 0 ? bytes : 0;
 }
 
-Binding bind(const Program& p, const TensorMap& inputs, const ParamMap& params) {
+namespace {
+
+// Host tensors also say how many bytes they hold; tensors known by type alone do not.
+template <class Input>
+Binding bind_inputs(const Program& p, const std::map<std::string, Input>& inputs,
+                    const ParamMap& params) {
   Binding b;
   b.shapes.resize(p.tensors.size());
   std::vector<std::string> input_names;
@@ -81,19 +87,21 @@ Binding bind(const Program& p, const TensorMap& inputs, const ParamMap& params) 
     const TensorInfo& info = p.tensors[t];
     auto it = inputs.find(info.name);
     if (it == inputs.end()) throw Error("missing input '" + info.name + "'");
-    const Tensor& x = it->second;
+    const Input& x = it->second;
     if (x.dtype != info.dtype)
       throw Error("input '" + info.name + "' has dtype " + dtype_name(x.dtype) + ", expected " +
                   dtype_name(info.dtype));
     if (x.shape.size() != info.shape.size())
       throw Error("input '" + info.name + "' has rank " + std::to_string(x.shape.size()) +
-                  " (shape " + x.shape_text() + "), expected rank " +
+                  " (shape " + shape_text(x.shape) + "), expected rank " +
                   std::to_string(info.shape.size()));
     int64_t n = element_count(x.shape);
-    if (x.bytes.size() != size_t(n) * dtype_size(x.dtype))
-      throw Error("input '" + info.name + "' holds " + std::to_string(x.bytes.size()) +
-                  " bytes, but shape " + x.shape_text() + " needs " +
-                  std::to_string(size_t(n) * dtype_size(x.dtype)));
+    if constexpr (std::is_same_v<Input, Tensor>) {
+      if (x.bytes.size() != size_t(n) * dtype_size(x.dtype))
+        throw Error("input '" + info.name + "' holds " + std::to_string(x.bytes.size()) +
+                    " bytes, but shape " + shape_text(x.shape) + " needs " +
+                    std::to_string(size_t(n) * dtype_size(x.dtype)));
+    }
     b.shapes[t] = x.shape;
   }
   for (auto& [name, value] : params) {
@@ -149,6 +157,16 @@ Binding bind(const Program& p, const TensorMap& inputs, const ParamMap& params) 
                      " (raise it with UOPS_MEMORY_BUDGET, e.g. UOPS_MEMORY_BUDGET=64G)");
   }
   return b;
+}
+
+}  // namespace
+
+Binding bind(const Program& p, const TensorMap& inputs, const ParamMap& params) {
+  return bind_inputs(p, inputs, params);
+}
+
+Binding bind(const Program& p, const TensorTypeMap& inputs, const ParamMap& params) {
+  return bind_inputs(p, inputs, params);
 }
 
 }  // namespace uops

@@ -67,6 +67,10 @@ void Tensor::set(int64_t i, double v) {
 }
 
 std::string Tensor::shape_text() const {
+  return uops::shape_text(shape);
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";

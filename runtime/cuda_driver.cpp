@@ -1,4 +1,4 @@
-#include "cuda_driver.h"
+#include "runtime/cuda_driver.h"
 
 #include <dlfcn.h>
 
@@ -24,8 +24,12 @@ Loaded load() {
   // Never closed: the driver does not support being unloaded while the process runs.
   void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!library) {
-    const char* reason = dlerror();
-    loaded.error = std::string("cannot load libcuda.so.1: ") + (reason ? reason : "unknown");
+    // The common case in short (no driver installed); anything else with the loader's words.
+    const char* text = dlerror();
+    std::string reason = text ? text : "unknown";
+    loaded.error = reason.find("No such file") != std::string::npos
+                       ? "libcuda.so.1 not found"
+                       : "cannot load libcuda.so.1: " + reason;
     return loaded;
   }
   Driver& d = loaded.driver;
@@ -53,7 +57,18 @@ Loaded load() {
       resolve(library, "cuGraphLaunch", d.cuGraphLaunch, e) &&
       resolve(library, "cuGraphExecDestroy", d.cuGraphExecDestroy, e) &&
       resolve(library, "cuGraphDestroy", d.cuGraphDestroy, e) &&
-      resolve(library, "cuGetErrorName", d.cuGetErrorName, e);
+      resolve(library, "cuGetErrorName", d.cuGetErrorName, e) &&
+      resolve(library, "cuDeviceGetAttribute", d.cuDeviceGetAttribute, e) &&
+      resolve(library, "cuCtxSynchronize", d.cuCtxSynchronize, e) &&
+      resolve(library, "cuModuleLoadData", d.cuModuleLoadData, e) &&
+      resolve(library, "cuModuleGetFunction", d.cuModuleGetFunction, e) &&
+      resolve(library, "cuMemAlloc_v2", d.cuMemAlloc, e) &&
+      resolve(library, "cuMemFree_v2", d.cuMemFree, e) &&
+      resolve(library, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD, e) &&
+      resolve(library, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH, e) &&
+      resolve(library, "cuMemcpyDtoDAsync_v2", d.cuMemcpyDtoDAsync, e) &&
+      resolve(library, "cuMemsetD8Async", d.cuMemsetD8Async, e) &&
+      resolve(library, "cuLaunchKernel", d.cuLaunchKernel, e);
   if (!ok) return loaded;
   if (CUresult result = d.cuInit(0); result != CUDA_SUCCESS) {
     const char* name = nullptr;
@@ -74,11 +89,15 @@ const Driver* load_driver(std::string* why) {
   return &loaded.driver;
 }
 
-void check(const Driver& driver, CUresult result, const char* call) {
-  if (result == CUDA_SUCCESS) return;
+std::string failure(const Driver& driver, CUresult result, const char* call) {
+  if (result == CUDA_SUCCESS) return "";
   const char* name = nullptr;
   driver.cuGetErrorName(result, &name);
-  throw Error(std::string(call) + " failed: " + (name ? name : std::to_string(result)));
+  return std::string(call) + " failed: " + (name ? name : std::to_string(result));
+}
+
+void check(const Driver& driver, CUresult result, const char* call) {
+  if (result != CUDA_SUCCESS) throw Error(failure(driver, result, call));
 }
 
 }  // namespace uops::runtime::cuda

@@ -1,8 +1,11 @@
-// The handful of CUDA driver API types and entry points the CUDA executor uses, declared here
-// and resolved with dlsym so the runtime neither includes cuda.h nor links libcuda: a machine
-// without the toolkit still builds it, and one without a driver still runs everything else.
+// The one CUDA driver loader of the project: the handful of driver API types and entry points
+// the CUDA executor and the CUDA backend (backends/cuda/) use, declared here and resolved with
+// dlsym so that nothing includes cuda.h or links libcuda: a machine without the toolkit still
+// builds everything, and one without a driver still runs everything else. A library of its own
+// (uops_cuda_driver), so that the core uses it without linking the runtime.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace uops::runtime::cuda {
@@ -15,6 +18,9 @@ using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
 using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUdeviceptr = unsigned long long;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
@@ -50,13 +56,31 @@ struct Driver {
   CUresult (*cuGraphExecDestroy)(CUgraphExec exec);
   CUresult (*cuGraphDestroy)(CUgraph graph);
   CUresult (*cuGetErrorName)(CUresult error, const char** name);
+  // What the CUDA backend adds: device attributes, modules, memory and launches.
+  CUresult (*cuDeviceGetAttribute)(int* value, int attribute, CUdevice device);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuModuleLoadData)(CUmodule* module, const void* image);
+  CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name);
+  CUresult (*cuMemAlloc)(CUdeviceptr* address, size_t bytes);
+  CUresult (*cuMemFree)(CUdeviceptr address);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr to, const void* from, size_t bytes);
+  CUresult (*cuMemcpyDtoH)(void* to, CUdeviceptr from, size_t bytes);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream stream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr address, unsigned char value, size_t bytes,
+                              CUstream stream);
+  CUresult (*cuLaunchKernel)(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                             unsigned block_x, unsigned block_y, unsigned block_z,
+                             unsigned shared_bytes, CUstream stream, void** params, void** extra);
 };
 
 // Loads and initializes the driver once per process. Returns null and sets `why` when the
 // library, a symbol, or cuInit fails.
 const Driver* load_driver(std::string* why);
 
-// Throws Error naming the call and the driver's error name unless `result` is CUDA_SUCCESS.
+// "<call> failed: <the driver's error name>", or empty when `result` is CUDA_SUCCESS.
+std::string failure(const Driver& driver, CUresult result, const char* call);
+
+// Throws Error with failure()'s text unless `result` is CUDA_SUCCESS.
 void check(const Driver& driver, CUresult result, const char* call);
 
 }  // namespace uops::runtime::cuda

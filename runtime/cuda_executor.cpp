@@ -4,7 +4,7 @@
 #include <mutex>
 #include <vector>
 
-#include "cuda_driver.h"
+#include "runtime/cuda_driver.h"
 #include "uops/runtime/error.h"
 
 namespace uops::runtime {

@@ -2,16 +2,15 @@
 
 #include <algorithm>
 
+#include "backends/scheduled/chain_binding.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ir/analysis.h"
 
 namespace uops {
 
-namespace {
+namespace chain {
 
-// The buffer each program tensor is bound to (empty for temporaries), after checking that no two
-// of them share one.
 std::vector<std::string> bound_names(const ChainStep& step) {
   const Program& p = step.program;
   std::vector<std::string> names(p.tensors.size());
@@ -28,31 +27,16 @@ std::vector<std::string> bound_names(const ChainStep& step) {
   return names;
 }
 
-TensorMap step_inputs(const ChainStep& step, const std::vector<std::string>& names,
-                      const TensorMap& buffers) {
-  TensorMap inputs;
-  for (int t : step.program.inputs()) {
-    auto it = buffers.find(names[t]);
-    if (it == buffers.end())
-      throw Error("step '" + step.label + "' reads buffer '" + names[t] +
-                  "', which is no input of the chain and no earlier step writes");
-    inputs[step.program.tensors[t].name] = it->second;
-  }
-  return inputs;
+void reads_and_writes(const Block& b, std::set<int>& reads, std::set<int>& writes) {
+  for (const Access& a : block_accesses(b)) (a.write ? writes : reads).insert(a.tensor);
+  for (int t : writes) reads.erase(t);
 }
 
-// The buffer an output goes to: created when new, else it must keep its dtype and shape.
-Tensor& output_buffer(const ChainStep& step, const std::string& name, DType dtype,
-                      const std::vector<int64_t>& shape, TensorMap& buffers) {
-  auto [it, created] = buffers.try_emplace(name, dtype, shape);
-  if (!created && (it->second.dtype != dtype || it->second.shape != shape))
-    throw Error("step '" + step.label + "' writes buffer '" + name + "' as " + dtype_name(dtype) +
-                " " + Tensor(dtype, shape).shape_text() + ", but it is " +
-                dtype_name(it->second.dtype) + " " + it->second.shape_text());
-  return it->second;
-}
+}  // namespace chain
 
-}  // namespace
+using chain::bound_names;
+using chain::output_buffer;
+using chain::step_inputs;
 
 void interpret_chain(const std::vector<ChainStep>& steps, TensorMap& buffers) {
   for (const ChainStep& step : steps) {
@@ -66,11 +50,6 @@ void interpret_chain(const std::vector<ChainStep>& steps, TensorMap& buffers) {
 }
 
 namespace sched {
-
-void reads_and_writes(const Block& b, std::set<int>& reads, std::set<int>& writes) {
-  for (const Access& a : block_accesses(b)) (a.write ? writes : reads).insert(a.tensor);
-  for (int t : writes) reads.erase(t);
-}
 
 void bind_chain(BoundChain& out, std::vector<ChainStep> steps, TensorMap inputs) {
   out.buffers = std::move(inputs);

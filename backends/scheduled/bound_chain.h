@@ -35,11 +35,6 @@ struct BoundChain {
 // Binds every step in order, as ChainNodes' constructor documents (every misuse an Error).
 void bind_chain(BoundChain& out, std::vector<ChainStep> steps, TensorMap inputs);
 
-// A block's accesses: every tensor a statement stores to is written (an accumulation also
-// reads it, which a write already orders), every other tensor it loads, or reads an index
-// from, is read.
-void reads_and_writes(const Block& b, std::set<int>& reads, std::set<int>& writes);
-
 // The buffers between runs, by name (an Error for an unknown name or a wrong dtype or shape).
 const Tensor& read_buffer(const BoundChain& chain, const std::string& buffer);
 void write_buffer(BoundChain& chain, const std::string& buffer, const Tensor& value);

@@ -7,6 +7,7 @@
 #include "backends/codegen/kernel_writer.h"
 #include "backends/scheduled/bound_chain.h"
 #include "backends/scheduled/c_block_kernels.h"
+#include "backends/scheduled/chain_binding.h"
 #include "uops/error.h"
 #include "uops/ir/graph.h"
 #include "uops/ir/lower.h"
@@ -62,7 +63,7 @@ void ChainNodes::add_to(runtime::GraphBuilder& builder) const {
 
     for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
       std::set<int> reads, writes;
-      sched::reads_and_writes(p.blocks[bi], reads, writes);
+      chain::reads_and_writes(p.blocks[bi], reads, writes);
       std::vector<runtime::BufferId> read_ids, write_ids;
       for (int t : reads) read_ids.push_back(id(t));
       for (int t : writes) write_ids.push_back(id(t));

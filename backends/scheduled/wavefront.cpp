@@ -14,6 +14,7 @@
 #include "backends/cuda/cuda_emitter.h"
 #include "backends/scheduled/bound_chain.h"
 #include "backends/scheduled/c_block_kernels.h"
+#include "backends/scheduled/chain_binding.h"
 #include "uops/backends/kernel_cache.h"
 #include "uops/error.h"
 #include "uops/runtime/runtime.h"
@@ -36,7 +37,7 @@ using WaveFn = int (*)(void* const* const* tensors, const int64_t* const* sizes,
 void op_accesses(const sched::BoundStep& s, int block, const std::vector<bool>& zero_fill,
                  std::set<int>& reads, std::set<int>& writes) {
   if (block >= 0)
-    return sched::reads_and_writes(s.chain.program.blocks[size_t(block)], reads, writes);
+    return chain::reads_and_writes(s.chain.program.blocks[size_t(block)], reads, writes);
   for (size_t t = 0; t < zero_fill.size(); ++t)
     if (zero_fill[t]) writes.insert(int(t));
 }

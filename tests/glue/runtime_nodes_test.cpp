@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <random>
 
+#include "glue/sum_without_zeroing.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ir/graph.h"
@@ -133,23 +134,7 @@ TEST(RuntimeNodes, ATensorReadOnlyAsAnIndexIsDeclaredRead) {
 TEST(RuntimeNodes, OutputsStartAtZeroOnEveryRun) {
   // y[0] += x[i] with no zeroing block: the program relies on outputs starting at zero
   // (docs/design.md §3.4), so a second run must not add to the first one's result.
-  Program p;
-  p.tensors = {{"x", DType::f64, {idx::dim(0, 0)}, Role::input},
-               {"y", DType::f64, {idx::constant(1)}, Role::output}};
-  p.num_vars = 1;
-  Loop l;
-  l.var = 0;
-  l.start = idx::constant(0);
-  l.end = idx::dim(0, 0);
-  l.stmts.push_back({StmtKind::accumulate,
-                     1,
-                     {idx::constant(0)},
-                     true,
-                     ReduceOp::sum,
-                     -1,
-                     val::load(0, {idx::var(0)}),
-                     nullptr});
-  p.blocks.push_back({{l}, "sum by hand"});
+  Program p = testing::sum_without_zeroing();
   ASSERT_EQ(verify(p), std::vector<std::string>{});
   Tensor x(DType::f64, {3});
   for (int i = 0; i < 3; ++i) x.set(i, i + 1.0);

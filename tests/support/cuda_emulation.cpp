@@ -10,16 +10,20 @@
 
 #include <cctype>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 #include "backends/c/c_compiler.h"
 #include "backends/codegen/kernel_writer.h"
 #include "backends/cuda/cuda_emitter.h"
+#include "backends/cuda/cuda_program.h"
 #include "support/cuda_shim_runtime.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
@@ -32,6 +36,7 @@ extern "C" {
 void* __tsan_get_current_fiber();
 void* __tsan_create_fiber(unsigned flags);
 void __tsan_switch_to_fiber(void* fiber, unsigned flags);
+void __tsan_destroy_fiber(void* fiber);
 }
 #endif
 
@@ -106,21 +111,35 @@ struct Fiber {
 #endif
 };
 
-// One run of a program: its device memory, the runtime the kernels call back, the scheduler.
-class Device {
+struct Fibers {
+  std::vector<Fiber> fibers;
+  ~Fibers() {
+    for (Fiber& f : fibers) {
+      if (f.stack) munmap(f.stack, kStackBytes);
+#if defined(__SANITIZE_THREAD__)
+      if (f.tsan) __tsan_destroy_fiber(f.tsan);
+#endif
+    }
+  }
+};
+
+// The emulated device's memory, the runtime the kernels call back, the fiber scheduler and the
+// race and bounds detector.
+class Emulator {
  public:
-  Device() {
+  Emulator() {
     rt_.self = this;
     rt_.access = [](void* self, const void* a, int kind, bool shared) {
-      static_cast<Device*>(self)->access(a, kind, shared);
+      static_cast<Emulator*>(self)->access(a, kind, shared);
     };
-    rt_.barrier = [](void* self) { static_cast<Device*>(self)->barrier(); };
-    rt_.extent = [](void* self, const void* a) { return static_cast<Device*>(self)->extent(a); };
-    rt_.fault = [](void* self, const char* what) { static_cast<Device*>(self)->fault(what); };
+    rt_.barrier = [](void* self) { static_cast<Emulator*>(self)->barrier(); };
+    rt_.extent = [](void* self, const void* a) { return static_cast<Emulator*>(self)->extent(a); };
+    rt_.fault = [](void* self, const char* what) { static_cast<Emulator*>(self)->fault(what); };
   }
 
   uops_emu::Runtime* runtime() { return &rt_; }
-  const std::string& first_fault() const { return fault_; }
+  // The first fault since the last call, or empty; clears it.
+  std::string take_fault() { return std::exchange(fault_, {}); }
 
   codegen::DeviceAddress allocate(const std::string& name, size_t bytes, size_t element,
                                   unsigned char fill) {
@@ -134,7 +153,18 @@ class Device {
     sizes_[uintptr_t(address)] = bytes;
     return address;
   }
-  unsigned char* host(codegen::DeviceAddress a) { return reinterpret_cast<unsigned char*>(a); }
+  void release(codegen::DeviceAddress a) {
+    allocations_.erase(uintptr_t(a));
+    sizes_.erase(uintptr_t(a));
+    last_ = nullptr;
+  }
+  // The host address of `bytes` bytes at `a`, which must lie inside one allocation.
+  unsigned char* host(codegen::DeviceAddress a, size_t bytes) {
+    if (bytes && extent(reinterpret_cast<const void*>(a)) < (long long)bytes)
+      throw Error("CUDA emulation: a copy of " + std::to_string(bytes) +
+                  " bytes outside every allocation");
+    return reinterpret_cast<unsigned char*>(a);
+  }
 
   void launch(const std::string& kernel, Stub stub, void** args, int nargs, codegen::LaunchDims d,
               bool barriers) {
@@ -166,7 +196,10 @@ class Device {
   }
 
   void run_fibers(Stub stub, void** args, int nargs, unsigned threads) {
-    static std::vector<Fiber> fibers;
+    // Per OS thread (the runtime's streams launch from several): a fiber never resumes on
+    // another thread than the one it started on.
+    static thread_local Fibers owned;
+    std::vector<Fiber>& fibers = owned.fibers;
     if (fibers.size() < threads) fibers.resize(threads);
     stub_ = stub;
     args_ = args;
@@ -192,7 +225,7 @@ class Device {
         f.context.uc_stack.ss_sp = f.stack;
         f.context.uc_stack.ss_size = kStackBytes;
         f.context.uc_link = nullptr;
-        makecontext(&f.context, &Device::fiber_main, 0);
+        makecontext(&f.context, &Emulator::fiber_main, 0);
       }
       f.done = false;
     }
@@ -248,7 +281,7 @@ class Device {
 
   static void fiber_main() {
     for (;;) {
-      Device* d = current_;
+      Emulator* d = current_;
       d->stub_(d->args_, d->nargs_);
       d->active_->done = true;
       d->back_to_scheduler();
@@ -345,66 +378,12 @@ class Device {
 #if defined(__SANITIZE_THREAD__)
   void* scheduler_tsan_ = nullptr;
 #endif
-  static thread_local Device* current_;
+  static thread_local Emulator* current_;
 };
 
-thread_local Device* Device::current_ = nullptr;
+thread_local Emulator* Emulator::current_ = nullptr;
 
 // ---- compiled batches ------------------------------------------------------------------------
-
-struct Module {
-  void* handle = nullptr;
-  uops_emu::Runtime** runtime = nullptr;
-};
-
-class EmulatedProgram : public Executable {
- public:
-  EmulatedProgram(Program p, codegen::LaunchPlan plan, std::shared_ptr<Module> m,
-                  std::vector<Stub> stubs)
-      : p_(std::move(p)), plan_(std::move(plan)), m_(std::move(m)), stubs_(std::move(stubs)) {}
-
-  TensorMap run(const TensorMap& inputs, const ParamMap& params) const override {
-    Binding b = bind(p_, inputs, params);
-    IndexEnv env = b.env();
-    Device device;
-    *m_->runtime = device.runtime();
-    std::vector<codegen::DeviceAddress> buffers;
-    for (size_t t = 0; t < p_.tensors.size(); ++t) {
-      const TensorInfo& info = p_.tensors[t];
-      size_t bytes = size_t(element_count(b.shapes[t])) * dtype_size(info.dtype);
-      bool zero = info.role != Role::input && plan_.zero_fill[t];
-      buffers.push_back(device.allocate(info.name, bytes, dtype_size(info.dtype), zero ? 0 : 0xff));
-      if (info.role == Role::input && bytes)
-        std::memcpy(device.host(buffers.back()), inputs.at(info.name).bytes.data(), bytes);
-    }
-    codegen::DeviceAddress error = device.allocate("error word", sizeof(int), sizeof(int), 0);
-    for (size_t k = 0; k < plan_.kernels.size(); ++k) {
-      const codegen::KernelPlan& kp = plan_.kernels[k];
-      codegen::PackedArgs args = codegen::pack_args(kp, b, buffers, error);
-      device.launch(kp.name, stubs_[k], args.pointers.data(), int(args.pointers.size()),
-                    codegen::launch_dims(kp, env), kp.cooperative);
-      if (!device.first_fault().empty()) throw Error("CUDA emulation: " + device.first_fault());
-    }
-    int bits = 0;
-    std::memcpy(&bits, device.host(error), sizeof bits);
-    if (bits) throw Error(codegen::kernel_error_message(bits));
-    TensorMap out;
-    for (int t : p_.outputs()) {
-      Tensor x(p_.tensors[t].dtype, b.shapes[t]);
-      if (!x.bytes.empty()) std::memcpy(x.bytes.data(), device.host(buffers[t]), x.bytes.size());
-      out[p_.tensors[t].name] = std::move(x);
-    }
-    return out;
-  }
-  std::string backend() const override { return "cuda-emulation"; }
-  const Program& program() const override { return p_; }
-
- private:
-  Program p_;
-  codegen::LaunchPlan plan_;
-  std::shared_ptr<Module> m_;
-  std::vector<Stub> stubs_;
-};
 
 // Loads of `name[...]` become `name(...)`, which gives the element's value: as a proxy, a load
 // in `c ? x[i] : -INFINITY` would take the other operand's type (float in an f64 kernel).
@@ -456,49 +435,120 @@ std::string shim_source() {
 }
 
 // The C backend's compile through the kernel cache, with the C++ compiler: the later -x, -std
-// and -O override the C flags it puts first.
-std::shared_ptr<Module> load_module(const std::string& source) {
+// and -O override the C flags it puts first. Gives the module and the shim's runtime pointer.
+std::pair<void*, uops_emu::Runtime**> load_module(const std::string& source) {
   CCompileOptions options;
   const char* cxx = std::getenv("CXX");
   options.compiler = cxx && *cxx ? cxx : "c++";
   options.openmp = false;
   options.extra_flags = {"-x", "c++", "-std=c++20", "-O1", "-w"};
-  auto m = std::make_shared<Module>();
-  m->handle = cgen::compile_and_load(source, options);
-  m->runtime = static_cast<uops_emu::Runtime**>(dlsym(m->handle, "uops_emu_rt"));
-  if (!m->runtime) throw Error("CUDA emulation: the shim's runtime pointer is missing");
-  return m;
+  void* handle = cgen::compile_and_load(source, options);
+  auto runtime = static_cast<uops_emu::Runtime**>(dlsym(handle, "uops_emu_rt"));
+  if (!runtime) throw Error("CUDA emulation: the shim's runtime pointer is missing");
+  return {handle, runtime};
 }
+
+// The seam's emulated side: kernels compiled as host C++, launched one at a time (the runtime's
+// streams call in from several threads) on the emulator's checked memory.
+class EmulatedDevice : public cuda::Device {
+ public:
+  explicit EmulatedDevice(SourceEdit edit) : edit_(std::move(edit)) {}
+
+  std::string backend() const override { return "cuda-emulation"; }
+
+  std::vector<cuda::LoadedProgram> load(const std::vector<Program>& programs) override {
+    std::string source = shim_source();
+    std::vector<cuda::LoadedProgram> out(programs.size());
+    for (size_t i = 0; i < programs.size(); ++i) {
+      cuda::CudaModule mod = cuda::emit_cuda_module(programs[i]);
+      std::string ns = "uops_emu_p" + std::to_string(i);
+      source += "\nnamespace " + ns + " {\n" +
+                as_host_source(edit_ ? edit_(mod.source) : mod.source) + "}  // namespace " + ns +
+                "\n";
+      for (auto& k : mod.plan.kernels)
+        source += "extern \"C\" void " + ns + "_" + k.name + "(void **a, int n) { uops_emu::call(" +
+                  ns + "::" + k.name + ", a, n); }\n";
+      out[i].plan = std::move(mod.plan);
+    }
+    auto [handle, runtime] = load_module(source);
+    std::lock_guard lock(mutex_);
+    for (size_t i = 0; i < programs.size(); ++i)
+      for (auto& k : out[i].plan.kernels) {
+        std::string name = "uops_emu_p" + std::to_string(i) + "_" + k.name;
+        auto stub = reinterpret_cast<Stub>(dlsym(handle, name.c_str()));
+        if (!stub) throw Error("CUDA emulation: missing kernel " + name);
+        kernels_.push_back({stub, runtime});
+        out[i].kernels.push_back(&kernels_.back());
+      }
+    return out;
+  }
+
+  codegen::DeviceAddress allocate(size_t bytes, const std::string& name, size_t element) override {
+    std::lock_guard lock(mutex_);
+    return emu_.allocate(name, bytes, element, 0xff);
+  }
+  void release(codegen::DeviceAddress address) noexcept override {
+    std::lock_guard lock(mutex_);
+    emu_.release(address);
+  }
+  void copy_to_device(codegen::DeviceAddress to, const void* from, size_t bytes) override {
+    std::lock_guard lock(mutex_);
+    if (bytes) std::memcpy(emu_.host(to, bytes), from, bytes);
+  }
+  void copy_to_host(void* to, codegen::DeviceAddress from, size_t bytes) override {
+    std::lock_guard lock(mutex_);
+    if (bytes) std::memcpy(to, emu_.host(from, bytes), bytes);
+  }
+  void copy(codegen::DeviceAddress to, codegen::DeviceAddress from, size_t bytes,
+            cuda::Stream) override {
+    std::lock_guard lock(mutex_);
+    if (bytes) std::memcpy(emu_.host(to, bytes), emu_.host(from, bytes), bytes);
+  }
+  void zero(codegen::DeviceAddress address, size_t bytes, cuda::Stream) override {
+    std::lock_guard lock(mutex_);
+    if (bytes) std::memset(emu_.host(address, bytes), 0, bytes);
+  }
+  void launch(const codegen::KernelPlan& plan, const void* kernel, codegen::LaunchDims dims,
+              void** args, cuda::Stream) override {
+    std::lock_guard lock(mutex_);
+    auto* k = static_cast<const Kernel*>(kernel);
+    *k->runtime = emu_.runtime();
+    emu_.launch(plan.name, k->stub, args, int(plan.args.size()) + 1, dims, plan.cooperative);
+    if (std::string fault = emu_.take_fault(); !fault.empty())
+      throw Error("CUDA emulation: " + fault);
+  }
+  void synchronize(cuda::Stream) override {}  // every call above has finished when it returns
+
+ private:
+  struct Kernel {
+    Stub stub;
+    uops_emu::Runtime** runtime;  // the shim's pointer in the kernel's module
+  };
+
+  SourceEdit edit_;
+  std::mutex mutex_;
+  Emulator emu_;
+  std::deque<Kernel> kernels_;  // stable addresses: the handles of LoadedProgram
+};
 
 }  // namespace
 
+std::shared_ptr<cuda::Device> emulated_cuda_device(const SourceEdit& edit) {
+  return std::make_shared<EmulatedDevice>(edit);
+}
+
 std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(std::vector<Program> programs,
                                                             const SourceEdit& edit) {
-  std::string source = shim_source();
-  std::vector<codegen::LaunchPlan> plans;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    cuda::CudaModule mod = cuda::emit_cuda_module(programs[i]);
-    std::string ns = "uops_emu_p" + std::to_string(i);
-    source += "\nnamespace " + ns + " {\n" + as_host_source(edit ? edit(mod.source) : mod.source) +
-              "}  // namespace " + ns + "\n";
-    for (auto& k : mod.plan.kernels)
-      source += "extern \"C\" void " + ns + "_" + k.name + "(void **a, int n) { uops_emu::call(" +
-                ns + "::" + k.name + ", a, n); }\n";
-    plans.push_back(std::move(mod.plan));
-  }
-  std::shared_ptr<Module> m = load_module(source);
+  return emulate_cuda_batch(emulated_cuda_device(edit), std::move(programs));
+}
+
+std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(
+    const std::shared_ptr<cuda::Device>& device, std::vector<Program> programs) {
+  std::vector<cuda::LoadedProgram> loaded = device->load(programs);
   std::vector<std::unique_ptr<Executable>> out;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    std::vector<Stub> stubs;
-    for (auto& k : plans[i].kernels) {
-      std::string name = "uops_emu_p" + std::to_string(i) + "_" + k.name;
-      auto stub = reinterpret_cast<Stub>(dlsym(m->handle, name.c_str()));
-      if (!stub) throw Error("CUDA emulation: missing kernel " + name);
-      stubs.push_back(stub);
-    }
-    out.push_back(std::make_unique<EmulatedProgram>(std::move(programs[i]), std::move(plans[i]), m,
-                                                    std::move(stubs)));
-  }
+  for (size_t i = 0; i < programs.size(); ++i)
+    out.push_back(
+        std::make_unique<cuda::CudaProgram>(device, std::move(programs[i]), std::move(loaded[i])));
   return out;
 }
 
@@ -514,35 +564,37 @@ void emulate_cuda_wavefronts(const CudaWavefronts& kernels) {
   for (const CudaWavefrontKernel& k : kernels.kernels)
     source += "extern \"C\" void uops_emu_raw_" + k.name +
               "(void **a, int n) { uops_emu::call(uops_emu_raw::" + k.name + ", a, n); }\n";
-  std::shared_ptr<Module> m = load_module(source);
-  Device device;
-  *m->runtime = device.runtime();
+  auto [handle, runtime] = load_module(source);
+  Emulator emu;
+  *runtime = emu.runtime();
   std::map<Tensor*, codegen::DeviceAddress> addresses;
   for (const CudaWavefrontKernel& k : kernels.kernels)
     for (size_t a = 0; a < k.buffers.size(); ++a) {
       Tensor* t = k.buffers[a];
       if (addresses.count(t)) continue;
-      addresses[t] = device.allocate(k.names[a], t->bytes.size(), dtype_size(t->dtype), 0);
+      addresses[t] = emu.allocate(k.names[a], t->bytes.size(), dtype_size(t->dtype), 0);
       if (!t->bytes.empty())
-        std::memcpy(device.host(addresses[t]), t->bytes.data(), t->bytes.size());
+        std::memcpy(emu.host(addresses[t], t->bytes.size()), t->bytes.data(), t->bytes.size());
     }
-  codegen::DeviceAddress error = device.allocate("error word", sizeof(int), sizeof(int), 0);
+  codegen::DeviceAddress error = emu.allocate("error word", sizeof(int), sizeof(int), 0);
   for (const CudaWavefrontKernel& k : kernels.kernels) {
-    auto stub = reinterpret_cast<Stub>(dlsym(m->handle, ("uops_emu_raw_" + k.name).c_str()));
+    auto stub = reinterpret_cast<Stub>(dlsym(handle, ("uops_emu_raw_" + k.name).c_str()));
     if (!stub) throw Error("CUDA emulation: missing kernel " + k.name);
     std::vector<uint64_t> words;
     for (Tensor* t : k.buffers) words.push_back(addresses.at(t));
     words.push_back(error);
     std::vector<void*> pointers;
     for (auto& w : words) pointers.push_back(&w);
-    device.launch(k.name, stub, pointers.data(), int(pointers.size()), {k.grid, k.threads},
-                  k.barriers);
-    if (!device.first_fault().empty()) throw Error("CUDA emulation: " + device.first_fault());
+    emu.launch(k.name, stub, pointers.data(), int(pointers.size()), {k.grid, k.threads},
+               k.barriers);
+    if (std::string fault = emu.take_fault(); !fault.empty())
+      throw Error("CUDA emulation: " + fault);
   }
   for (auto& [t, address] : addresses)
-    if (!t->bytes.empty()) std::memcpy(t->bytes.data(), device.host(address), t->bytes.size());
+    if (!t->bytes.empty())
+      std::memcpy(t->bytes.data(), emu.host(address, t->bytes.size()), t->bytes.size());
   int bits = 0;
-  std::memcpy(&bits, device.host(error), sizeof bits);
+  std::memcpy(&bits, emu.host(error, sizeof bits), sizeof bits);
   if (bits) throw Error(codegen::kernel_error_message(bits));
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/cuda_device.h"
 #include "uops/backends/executable.h"
 #include "uops/backends/wavefront.h"
 
@@ -25,10 +26,21 @@ namespace uops::testing {
 // Edits a program's generated CUDA source before it compiles (planted faults); identity if null.
 using SourceEdit = std::function<std::string(const std::string&)>;
 
-// Many programs in one compiler call; the executables report backend() "cuda-emulation".
+// The emulation behind the CUDA host side's seam (backends/cuda/cuda_device.h): what the CUDA
+// backend's executables and the runtime glue (uops/backends/cuda_runtime_nodes.h) run on where
+// there is no GPU. Memory is host memory; every call has finished when it returns (streams are
+// ignored), and calls from several threads run one at a time. A kernel's fault is a uops::Error
+// from launch.
+std::shared_ptr<cuda::Device> emulated_cuda_device(const SourceEdit& edit = nullptr);
+
+// Many programs in one compiler call, on a device of their own; the executables report backend()
+// "cuda-emulation" and take uops::run_on_device (on that device's memory).
 std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(std::vector<Program> programs,
                                                             const SourceEdit& edit = nullptr);
 std::unique_ptr<Executable> emulate_cuda(Program p, const SourceEdit& edit = nullptr);
+// The same on a given device (one from emulated_cuda_device, whose memory the test allocates).
+std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(
+    const std::shared_ptr<cuda::Device>& device, std::vector<Program> programs);
 
 // A chain's wavefront kernels (uops/backends/wavefront.h), launched in order with their grids
 // and block sizes on the tensors they name, which serve as device memory: copied in before the

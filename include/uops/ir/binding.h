@@ -4,6 +4,7 @@
 // assertion; any failure is a uops::Error and nothing has been written.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,15 @@ struct Binding {
 // Also refuses, with a uops::LimitError naming the largest tensor, a run whose outputs and
 // temporaries together need more bytes than memory_budget().
 Binding bind(const Program& p, const TensorMap& inputs, const ParamMap& params);
+
+// A tensor known by dtype and shape alone, like one in device memory.
+struct TensorType {
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;
+};
+using TensorTypeMap = std::map<std::string, TensorType>;
+// The same checks for inputs given by type (no byte count to check).
+Binding bind(const Program& p, const TensorTypeMap& inputs, const ParamMap& params);
 
 // The most bytes one run may allocate for its outputs and temporaries: what set_memory_budget
 // gave, else $UOPS_MEMORY_BUDGET (bytes, or with a K, M, G or T suffix), else half the physical

@@ -62,5 +62,7 @@ using ParamMap = std::map<std::string, int64_t>;
 
 // Number of elements of a shape; throws uops::Error on a negative size or overflow.
 int64_t element_count(const std::vector<int64_t>& shape);
+// "[2, 3]"
+std::string shape_text(const std::vector<int64_t>& shape);
 
 }  // namespace uops

@@ -10,8 +10,10 @@
 // kernel cache. The driver API is loaded with dlopen("libcuda.so.1") at run time.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "uops/backends/executable.h"
 
@@ -30,5 +32,24 @@ std::unique_ptr<Executable> compile_cuda(Program p);
 
 // Why the CUDA backend cannot run here, or empty when it can.
 std::string cuda_unavailable_reason();
+
+// A tensor in device memory the caller owns: its address (a CUdeviceptr), dtype and shape.
+struct DeviceTensor {
+  unsigned long long address = 0;
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;
+};
+using DeviceTensorMap = std::map<std::string, DeviceTensor>;
+
+// Runs an executable from compile_cuda on caller-owned device memory, with no host copy.
+// `tensors` names every input and every output of the program: inputs are read (bound and
+// checked as run() binds host tensors, so the same errors), outputs are overwritten and must have
+// the dtype and shape the binding gives them; none may alias another. Temporaries and the error
+// word are allocated on the device for the call. The work is enqueued on `stream` (a CUstream;
+// null: the default stream) and waited for, so a kernel's error is the uops::Error run() raises
+// (the outputs' contents are then unspecified). Throws uops::Error when `executable` does not
+// run on a CUDA device.
+void run_on_device(const Executable& executable, const DeviceTensorMap& tensors,
+                   const ParamMap& params = {}, void* stream = nullptr);
 
 }  // namespace uops

@@ -1,0 +1,129 @@
+#include "backends/cuda/cuda_device.h"
+
+#include <mutex>
+
+#include "backends/cuda/cuda_context.h"
+#include "backends/cuda/cuda_emitter.h"
+#include "uops/backends/cuda/cuda_backend.h"
+#include "uops/error.h"
+
+namespace uops::cuda {
+
+namespace {
+
+// The driver's device 0 through its primary context, made current once per calling thread.
+class DriverDevice : public Device {
+ public:
+  explicit DriverDevice(const Driver* d) : d_(d) {}
+
+  std::string backend() const override { return "cuda"; }
+
+  std::vector<LoadedProgram> load(const std::vector<Program>& programs) override {
+    std::vector<LoadedProgram> out;
+    for (const Program& p : programs) {
+      std::string ptx = compile_cuda_ptx(p);
+      CudaModule mod = emit_cuda_module(p);
+      const Driver& d = current();
+      CUmodule module;
+      // Modules stay loaded as long as the process: executables share the one device.
+      d.check(d.cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData");
+      LoadedProgram loaded;
+      for (auto& k : mod.plan.kernels) {
+        CUfunction f;
+        d.check(d.cuModuleGetFunction(&f, module, k.name.c_str()), "cuModuleGetFunction");
+        loaded.kernels.push_back(f);
+      }
+      loaded.plan = std::move(mod.plan);
+      out.push_back(std::move(loaded));
+    }
+    return out;
+  }
+
+  DeviceAddress allocate(size_t bytes, const std::string&, size_t) override {
+    const Driver& d = current();
+    CUdeviceptr p = 0;
+    d.check(d.cuMemAlloc(&p, std::max<size_t>(bytes, 1)), "cuMemAlloc");
+    return p;
+  }
+  void release(DeviceAddress address) noexcept override {
+    if (address) current().cuMemFree(address);
+  }
+  void copy_to_device(DeviceAddress to, const void* from, size_t bytes) override {
+    const Driver& d = current();
+    d.check(d.cuCtxSynchronize(), "kernel execution");
+    if (bytes) d.check(d.cuMemcpyHtoD(to, from, bytes), "cuMemcpyHtoD");
+  }
+  void copy_to_host(void* to, DeviceAddress from, size_t bytes) override {
+    const Driver& d = current();
+    d.check(d.cuCtxSynchronize(), "kernel execution");
+    if (bytes) d.check(d.cuMemcpyDtoH(to, from, bytes), "cuMemcpyDtoH");
+  }
+  void copy(DeviceAddress to, DeviceAddress from, size_t bytes, Stream stream) override {
+    const Driver& d = current();
+    if (bytes) d.check(d.cuMemcpyDtoDAsync(to, from, bytes, CUstream(stream)), "cuMemcpyDtoDAsync");
+  }
+  void zero(DeviceAddress address, size_t bytes, Stream stream) override {
+    const Driver& d = current();
+    if (bytes) d.check(d.cuMemsetD8Async(address, 0, bytes, CUstream(stream)), "cuMemsetD8Async");
+  }
+  void launch(const codegen::KernelPlan&, const void* kernel, codegen::LaunchDims dims, void** args,
+              Stream stream) override {
+    const Driver& d = current();
+    auto f = static_cast<CUfunction>(const_cast<void*>(kernel));
+    d.check(d.cuLaunchKernel(f, dims.grid, 1, 1, dims.threads, 1, 1, 0, CUstream(stream), args,
+                             nullptr),
+            "cuLaunchKernel");
+  }
+  void synchronize(Stream stream) override {
+    const Driver& d = current();
+    d.check(stream ? d.cuStreamSynchronize(CUstream(stream)) : d.cuCtxSynchronize(),
+            "kernel execution");
+  }
+
+ private:
+  const Driver& current() const {
+    thread_local bool made_current = false;
+    if (!made_current) {
+      d_->check(d_->cuCtxSetCurrent(d_->context), "cuCtxSetCurrent");
+      made_current = true;
+    }
+    return *d_;
+  }
+
+  const Driver* d_;
+};
+
+}  // namespace
+
+std::shared_ptr<Device> driver_device(std::string* why) {
+  if (std::string reason = cuda_unavailable_reason(); !reason.empty()) {
+    if (why) *why = reason;
+    return nullptr;
+  }
+  static std::shared_ptr<Device> device = std::make_shared<DriverDevice>(driver(nullptr));
+  return device;
+}
+
+void launch_kernel(Device& device, const LoadedProgram& program, size_t kernel, const Binding& b,
+                   const std::vector<DeviceAddress>& buffers, DeviceAddress error_word,
+                   Stream stream) {
+  const codegen::KernelPlan& plan = program.plan.kernels.at(kernel);
+  codegen::PackedArgs args = codegen::pack_args(plan, b, buffers, error_word);
+  device.launch(plan, program.kernels.at(kernel), codegen::launch_dims(plan, b.env()),
+                args.pointers.data(), stream);
+}
+
+size_t tensor_bytes(const Program& p, const Binding& b, int t) {
+  return size_t(element_count(b.shapes[t])) * dtype_size(p.tensors[t].dtype);
+}
+
+void launch_program(Device& device, const Program& p, const LoadedProgram& program,
+                    const Binding& b, const std::vector<DeviceAddress>& buffers,
+                    DeviceAddress error_word, Stream stream) {
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    if (program.plan.zero_fill[t]) device.zero(buffers[t], tensor_bytes(p, b, int(t)), stream);
+  for (size_t k = 0; k < program.plan.kernels.size(); ++k)
+    launch_kernel(device, program, k, b, buffers, error_word, stream);
+}
+
+}  // namespace uops::cuda
