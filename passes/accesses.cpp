@@ -2,6 +2,8 @@
 
 namespace uops::passes {
 
+using namespace ir;
+
 namespace {
 
 void index_reads(const Index& e, int loop, int stmt, std::vector<Access>& out) {

@@ -8,6 +8,8 @@
 
 namespace uops::passes {
 
+using namespace ir;
+
 struct Access {
   int tensor = -1;
   std::vector<Index> index;

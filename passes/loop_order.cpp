@@ -8,6 +8,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 bool fixed(const Index& e) {

@@ -8,6 +8,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 bool same_index(const std::vector<Index>& a, const std::vector<Index>& b) {

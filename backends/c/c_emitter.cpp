@@ -9,6 +9,8 @@
 
 namespace uops::cgen {
 
+using namespace ir;
+
 namespace {
 
 using codegen::KernelWriter;

@@ -7,6 +7,8 @@
 
 namespace uops::codegen {
 
+using namespace ir;
+
 namespace {
 
 bool bounds_use_vars(const Loop& l) {

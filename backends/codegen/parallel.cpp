@@ -4,6 +4,8 @@
 
 namespace uops::codegen {
 
+using namespace ir;
+
 namespace {
 
 enum class Access { read, assign, accumulate };

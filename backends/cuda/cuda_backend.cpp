@@ -5,7 +5,7 @@
 #include "backends/codegen/kernel_writer.h"
 #include "backends/cuda/cuda_driver.h"
 #include "backends/cuda/cuda_emitter.h"
-#include "uops/backends/kernel_cache.h"
+#include "backends/kernel_cache.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
 
@@ -14,6 +14,8 @@
 #endif
 
 namespace uops {
+
+using namespace ir;
 
 namespace {
 

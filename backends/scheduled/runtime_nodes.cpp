@@ -14,6 +14,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 // The buffer each program tensor is bound to (empty for temporaries), after checking that no two

@@ -15,6 +15,9 @@
 #include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 Graph matmul_graph() {

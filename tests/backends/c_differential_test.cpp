@@ -9,10 +9,13 @@
 #include "backends/compare.h"
 #include "support/random_graph.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/ir.h"
 #include "uops/passes/pipeline.h"
-#include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 int trials() {

@@ -10,9 +10,12 @@
 
 #include "backends/programs.h"
 #include "support/random_graph.h"
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 struct Outcome {

@@ -10,6 +10,9 @@
 #include "uops/backends/cuda/cuda_backend.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 bool have_nvrtc() {

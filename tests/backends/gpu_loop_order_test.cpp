@@ -7,9 +7,12 @@
 #include "backends/compare.h"
 #include "backends/programs.h"
 #include "support/random_graph.h"
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 Program reordered(const Program& p) {

@@ -8,6 +8,9 @@
 #include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 using testing::f32;

@@ -6,9 +6,12 @@
 
 #include "core/example_graphs.h"
 #include "core/tensors.h"
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 using testing::f32;

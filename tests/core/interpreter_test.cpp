@@ -7,9 +7,12 @@
 #include <vector>
 
 #include "core/tensors.h"
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 using testing::f32;

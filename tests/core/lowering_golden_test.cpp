@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "core/example_graphs.h"
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 // clang-format off

@@ -17,6 +17,9 @@
 #include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 int trials(int fallback) {

@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 
 #include "support/random_graph.h"
+#include "uops/ir.h"
 #include "uops/ir/verifier.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
-#include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 int accesses_of(const Program& p, const std::string& name) {

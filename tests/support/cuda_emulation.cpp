@@ -37,6 +37,8 @@ void __tsan_switch_to_fiber(void* fiber, unsigned flags);
 
 namespace uops::testing {
 
+using namespace ir;
+
 namespace {
 
 using Stub = void (*)(void**, int);
