@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "backends/compare.h"
+#include "support/compare.h"
 #include "support/random_graph.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/ir.h"

@@ -8,7 +8,7 @@
 
 #include <cstdlib>
 
-#include "backends/programs.h"
+#include "support/programs.h"
 #include "support/random_graph.h"
 #include "uops/ir.h"
 

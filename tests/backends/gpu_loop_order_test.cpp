@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "backends/codegen/parallel.h"
-#include "backends/compare.h"
-#include "backends/programs.h"
+#include "support/compare.h"
+#include "support/programs.h"
 #include "support/random_graph.h"
 #include "uops/ir.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensors.h"
+#include "support/tensors.h"
 #include "uops/ir.h"
 
 namespace uops {

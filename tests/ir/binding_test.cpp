@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/tensors.h"
+#include "support/tensors.h"
 #include "uops/uops.h"
 
 namespace uops {

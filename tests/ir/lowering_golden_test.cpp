@@ -2,7 +2,7 @@
 // change is intended, read the new text carefully and paste it in.
 #include <gtest/gtest.h>
 
-#include "core/example_graphs.h"
+#include "support/example_graphs.h"
 #include "uops/ir.h"
 
 namespace uops {

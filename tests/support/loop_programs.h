@@ -8,18 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "support/tensors.h"
 #include "uops/ir.h"
 
 namespace uops::testing {
 
 using namespace ir;
-
-// 0.25 * ((i * 7) % 11) - 1 at element i: small values of both signs, repeating irregularly.
-inline Tensor ramp(DType t, std::vector<int64_t> shape, double scale = 0.25) {
-  Tensor x(t, shape);
-  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, scale * double((i * 7) % 11) - 1.0);
-  return x;
-}
 
 // The interpreter gives the same outputs for both programs.
 inline void expect_same(const Program& p, const Program& q, const TensorMap& in) {

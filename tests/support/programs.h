@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/compare.h"
+#include "support/compare.h"
 #include "uops/ir.h"
 #include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
