@@ -8,6 +8,8 @@
 
 namespace uops::autodiff {
 
+using namespace ir;
+
 namespace {
 
 Value c(double v) {

@@ -4,6 +4,8 @@
 
 namespace uops::autodiff {
 
+using namespace ir;
+
 GradContext::GradContext(const Graph& g, Program& p, std::vector<int> value)
     : g_(g),
       p_(p),

@@ -14,6 +14,8 @@
 
 namespace uops::autodiff {
 
+using namespace ir;
+
 class GradContext {
  public:
   // `p` is the lowered forward program and `value` its tensor of every node.

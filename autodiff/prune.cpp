@@ -9,6 +9,8 @@
 
 namespace uops::autodiff {
 
+using namespace ir;
+
 namespace {
 
 using Key = std::pair<int, int>;  // (tensor, axis)

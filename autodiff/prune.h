@@ -16,6 +16,8 @@
 
 namespace uops::autodiff {
 
+using namespace ir;
+
 Program prune(Program p, const std::vector<int>& keep);
 
 }  // namespace uops::autodiff

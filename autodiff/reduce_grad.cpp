@@ -14,6 +14,8 @@
 
 namespace uops::autodiff {
 
+using namespace ir;
+
 void reduce_grad(GradContext& g, int n) {
   const UopNode& y = g.node(n);
   int x = y.operands[0];

@@ -6,6 +6,8 @@
 
 namespace uops::autodiff {
 
+using namespace ir;
+
 void reindex_grad(GradContext& c, int n) {
   int x = c.node(n).operands[0];
   if (!c.has_grad(x)) return;

@@ -4,6 +4,8 @@
 
 namespace uops::autodiff {
 
+using namespace ir;
+
 void select_grad(GradContext& c, int n) {
   const UopNode& y = c.node(n);
   int x = y.operands[0], index = y.operands[1];

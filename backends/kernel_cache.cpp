@@ -1,4 +1,4 @@
-#include "uops/backends/kernel_cache.h"
+#include "backends/kernel_cache.h"
 
 #include <fcntl.h>
 #include <openssl/evp.h>

@@ -1,5 +1,6 @@
-// Describe an op with uops (here a row-wise L2 normalization), lower it and run it on the
-// interpreter.
+// Describe an op with uops (here a row-wise L2 normalization), lower it, print the loop program
+// (the IR's printer, uops/ir/printer.h) and run it on the interpreter.
+#include <uops/ir/printer.h>
 #include <uops/uops.h>
 
 #include <cmath>
@@ -12,7 +13,7 @@ int main() {
   Node norm = g.unary(UnaryOp::sqrt, g.reduce(ReduceOp::sum, {1}, g.binary(BinaryOp::mul, x, x)));
   g.output("y", g.binary(BinaryOp::div, x, g.reindex(norm, {"dA0", "dA1"}, {"i0", "0"}, {x})));
   Program p = lower(g);
-  std::printf("%s", print(p).c_str());
+  std::printf("%s", ir::print(p).c_str());
 
   Tensor t(DType::f64, {2, 2});
   for (int i = 0; i < 4; ++i) t.set(i, std::vector<double>{3, 4, 6, 8}[i]);

@@ -1,4 +1,4 @@
-// The 2-layer MLP that examples/train_mlp.cpp trains and tests/glue checks: linear -> relu ->
+// The 2-layer MLP that examples/train_mlp.cpp trains and tests/scheduled checks: linear -> relu ->
 // linear -> cross_entropy with SGD, every op, gradient and update a uop program, chained through
 // named buffers ("h", "dlogits", "dw1"...) so the runtime orders their blocks by the buffers
 // they share.

@@ -4,7 +4,7 @@
 
 #include "uops/error.h"
 
-namespace uops {
+namespace uops::ir {
 
 namespace {
 
@@ -149,4 +149,4 @@ void renumber_tensors(Program& p, const std::vector<int>& new_id) {
         if (s.kind != StmtKind::reduce) s.tensor = id(s.tensor);
 }
 
-}  // namespace uops
+}  // namespace uops::ir

@@ -8,6 +8,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 constexpr int kMaxRank = 8;

@@ -4,7 +4,7 @@
 
 #include "uops/error.h"
 
-namespace uops {
+namespace uops::ir {
 
 namespace {
 
@@ -434,4 +434,4 @@ std::string to_string(const Index& e, const std::function<std::string(const Inde
   return out;
 }
 
-}  // namespace uops
+}  // namespace uops::ir

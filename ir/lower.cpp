@@ -7,6 +7,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 class Lowering {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace uops {
+namespace uops::ir {
 
 std::string format_double(double v) {
   if (std::isnan(v)) return "nan";
@@ -170,4 +170,4 @@ std::string print(const Program& p) {
   return out;
 }
 
-}  // namespace uops
+}  // namespace uops::ir

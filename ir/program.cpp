@@ -1,6 +1,6 @@
 #include "uops/ir/program.h"
 
-namespace uops {
+namespace uops::ir {
 
 const char* role_name(Role r) {
   switch (r) {
@@ -61,4 +61,4 @@ std::string index_text(const Program& p, const Index& e) {
   });
 }
 
-}  // namespace uops
+}  // namespace uops::ir

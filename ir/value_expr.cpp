@@ -1,6 +1,6 @@
 #include "uops/ir/value_expr.h"
 
-namespace uops {
+namespace uops::ir {
 
 namespace {
 Value make(ValueNode n) {
@@ -151,4 +151,4 @@ Value rewrite(const Value& v, const std::function<Value(const Value&)>& node,
   return make(std::move(n));
 }
 
-}  // namespace uops
+}  // namespace uops::ir

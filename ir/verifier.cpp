@@ -6,7 +6,7 @@
 #include "uops/error.h"
 #include "uops/ir/printer.h"
 
-namespace uops {
+namespace uops::ir {
 
 namespace {
 
@@ -207,4 +207,4 @@ void verify_or_throw(const Program& p, const std::string& stage) {
   throw InternalError(msg + print(p));
 }
 
-}  // namespace uops
+}  // namespace uops::ir

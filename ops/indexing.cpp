@@ -2,6 +2,8 @@
 
 namespace uops::ops {
 
+using namespace ir;
+
 namespace {
 
 OpDef gather() {

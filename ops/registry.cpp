@@ -12,6 +12,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 std::recursive_mutex registry_mutex;  // recursive: a library's entry point registers its ops

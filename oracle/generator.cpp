@@ -10,6 +10,8 @@
 
 namespace uops::oracle {
 
+using namespace ir;
+
 namespace {
 
 constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();

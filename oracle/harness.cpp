@@ -13,6 +13,8 @@
 
 namespace uops::oracle {
 
+using namespace ir;
+
 namespace {
 
 struct Outcome {

@@ -9,6 +9,8 @@
 
 namespace uops::oracle {
 
+using namespace ir;
+
 namespace {
 
 // A modified uop graph, run by the interpreter.

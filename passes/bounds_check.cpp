@@ -4,6 +4,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 Program eliminate_bounds_checks(Program p) {
   for (auto& b : p.blocks) {
     passes::RangeProver prover(p, b);

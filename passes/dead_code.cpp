@@ -4,6 +4,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 void mark_carried(const Value& v, std::vector<bool>& live, bool& changed) {

@@ -6,6 +6,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 Index rename(const Index& e, const std::vector<std::pair<int, int>>& vars) {

@@ -8,6 +8,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 // `e` is var plus terms without loop variables or data: consecutive values of var are

@@ -18,6 +18,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 struct Pass {

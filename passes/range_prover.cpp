@@ -2,6 +2,8 @@
 
 namespace uops::passes {
 
+using namespace ir;
+
 namespace {
 
 std::string key(const Index& e) {

@@ -14,6 +14,8 @@
 
 namespace uops::passes {
 
+using namespace ir;
+
 class RangeProver {
  public:
   // Loop variables get the ranges of `block`'s loops.

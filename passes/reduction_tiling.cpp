@@ -6,6 +6,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 // Every access to a written tensor holds exactly `var` on one common axis.

@@ -5,6 +5,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 Index simplify_index(const Index& e) {

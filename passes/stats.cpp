@@ -4,6 +4,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 ProgramStats program_stats(const Program& p,
                            const std::map<std::string, std::vector<int64_t>>& input_shapes,
                            const ParamMap& params) {

@@ -4,6 +4,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 bool expensive(const Value& v) {

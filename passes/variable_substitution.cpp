@@ -8,6 +8,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 // Whether storing `v` into temporary `t` and loading it back gives `v` unchanged: in the value

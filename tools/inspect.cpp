@@ -12,12 +12,14 @@
 #include "uops/error.h"
 #include "uops/ir/binding.h"
 #include "uops/ir/printer.h"
-#include "uops/ops/gradient.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/oracle/generator.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/stats.h"
 
 namespace uops::tools {
+
+using namespace ir;
 
 Program op_program(const OpDef& op, DType dtype, bool grad) {
   return grad ? gradient_program(op, dtype) : forward_program(op, dtype);
@@ -98,7 +100,7 @@ std::map<std::string, std::vector<int64_t>> example_shapes(const OpDef& op, cons
   TensorMap zeros;
   for (auto& i : op.inputs)
     zeros[i.name] = Tensor(i.is_index ? DType::i32 : DType::f32, given.at(i.name));
-  Binding b = uops::bind(fwd, zeros, params);
+  Binding b = ir::bind(fwd, zeros, params);
   std::map<std::string, std::vector<int64_t>> all;
   for (size_t t = 0; t < fwd.tensors.size(); ++t) {
     const TensorInfo& info = fwd.tensors[t];

@@ -9,15 +9,18 @@
 #include <filesystem>
 #include <set>
 
+#include "backends/kernel_cache.h"
 #include "commands.h"
 #include "npy.h"
 #include "uops/backends/backends.h"
-#include "uops/backends/kernel_cache.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
+#include "uops/ir/memory_budget.h"
 #include "uops/passes/pipeline.h"
 
 namespace uops::tools {
+
+using namespace ir;
 
 namespace {
 

@@ -15,6 +15,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 using KernelFn = int (*)(void* const*, const int64_t*, const int64_t*, int);

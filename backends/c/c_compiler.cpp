@@ -18,7 +18,7 @@
 #include <set>
 #include <sstream>
 
-#include "uops/backends/kernel_cache.h"
+#include "backends/kernel_cache.h"
 #include "uops/error.h"
 
 namespace uops::cgen {

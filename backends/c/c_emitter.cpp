@@ -10,6 +10,8 @@
 
 namespace uops::cgen {
 
+using namespace ir;
+
 namespace {
 
 using codegen::KernelWriter;

@@ -8,6 +8,8 @@
 
 namespace uops::codegen {
 
+using namespace ir;
+
 namespace {
 
 // Whether loop variable `var` appears in the index of any store of the block.

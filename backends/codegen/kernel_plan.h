@@ -20,6 +20,8 @@
 
 namespace uops::codegen {
 
+using namespace ir;
+
 struct KernelArg {
   enum Kind { tensor, size, param } kind = tensor;
   int tensor_id = -1;  // tensor, size

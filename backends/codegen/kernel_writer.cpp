@@ -9,6 +9,8 @@
 
 namespace uops::codegen {
 
+using namespace ir;
+
 std::string kernel_error_message(int bits) {
   if (bits & kDivisionByZero) return "division by zero in an index expression";
   if (bits & kModuloByZero) return "modulo by zero in an index expression";

@@ -20,6 +20,8 @@
 
 namespace uops::codegen {
 
+using namespace ir;
+
 enum class Dialect { c, cuda };
 
 // The error bits a kernel reports, and their messages (the interpreter's words).

@@ -7,6 +7,8 @@
 
 namespace uops::codegen {
 
+using namespace ir;
+
 namespace {
 
 enum class Use { read, assign, accumulate };

@@ -16,6 +16,8 @@
 
 namespace uops::codegen {
 
+using namespace ir;
+
 struct LoopParallelism {
   bool exclusive = false;  // iterations touch disjoint elements: plain parallel loop
   // Iterations collide only in accumulations of one op into tensors the region never reads or

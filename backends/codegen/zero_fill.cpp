@@ -6,6 +6,8 @@
 
 namespace uops::codegen {
 
+using namespace ir;
+
 namespace {
 
 // An assign in loop k stores to an element index whose every axis is either the variable of a

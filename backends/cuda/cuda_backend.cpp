@@ -6,7 +6,7 @@
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_emitter.h"
 #include "backends/cuda/cuda_program.h"
-#include "uops/backends/kernel_cache.h"
+#include "backends/kernel_cache.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
 
@@ -15,6 +15,8 @@
 #endif
 
 namespace uops {
+
+using namespace ir;
 
 namespace {
 

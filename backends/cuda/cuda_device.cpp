@@ -9,6 +9,8 @@
 
 namespace uops::cuda {
 
+using namespace ir;
+
 namespace {
 
 // The driver's device 0 through its primary context, made current once per calling thread.

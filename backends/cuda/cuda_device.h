@@ -14,6 +14,8 @@
 
 namespace uops::cuda {
 
+using namespace ir;
+
 using codegen::DeviceAddress;
 using Stream = void*;  // a CUstream; null: the default stream
 

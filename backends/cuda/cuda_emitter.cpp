@@ -7,6 +7,8 @@
 
 namespace uops::cuda {
 
+using namespace ir;
+
 namespace {
 
 using codegen::KernelWriter;

@@ -5,6 +5,8 @@
 
 namespace uops::cuda {
 
+using namespace ir;
+
 namespace {
 
 // Device memory released when the scope ends, however it ends.
@@ -39,7 +41,7 @@ void CudaProgram::launch_and_check(const Binding& b, const std::vector<DeviceAdd
 }
 
 TensorMap CudaProgram::run(const TensorMap& inputs, const ParamMap& params) const {
-  Binding b = uops::bind(p_, inputs, params);
+  Binding b = ir::bind(p_, inputs, params);
   Allocations memory{*device_, {}};
   std::vector<DeviceAddress> buffers;
   for (size_t t = 0; t < p_.tensors.size(); ++t) {
@@ -68,7 +70,7 @@ void CudaProgram::run_on_device(const DeviceTensorMap& tensors, const ParamMap& 
       throw Error("'" + name + "' is no input or output of the program");
     if (p_.tensors[t].role == Role::input) inputs[name] = {tensor.dtype, tensor.shape};
   }
-  Binding b = uops::bind(p_, inputs, params);
+  Binding b = ir::bind(p_, inputs, params);
   Allocations temporaries{*device_, {}};
   std::vector<DeviceAddress> buffers;
   for (size_t t = 0; t < p_.tensors.size(); ++t) {

@@ -10,6 +10,8 @@
 
 namespace uops::cuda {
 
+using namespace ir;
+
 class CudaProgram : public Executable {
  public:
   CudaProgram(std::shared_ptr<Device> device, Program p, LoadedProgram loaded);

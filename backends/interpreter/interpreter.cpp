@@ -9,6 +9,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace {
 
 template <typename T>

@@ -9,6 +9,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 namespace chain {
 
 std::vector<std::string> bound_names(const ChainStep& step) {

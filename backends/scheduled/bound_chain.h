@@ -12,6 +12,8 @@
 
 namespace uops::sched {
 
+using namespace ir;
+
 struct BoundStep {
   ChainStep chain;
   Binding binding;

@@ -16,6 +16,8 @@
 
 namespace uops::cgen {
 
+using namespace ir;
+
 using BlockFn = int (*)(void* const* tensors, const int64_t* sizes, const int64_t* params,
                         int threads);
 

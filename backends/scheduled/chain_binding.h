@@ -14,6 +14,8 @@
 
 namespace uops::chain {
 
+using namespace ir;
+
 // The buffer each program tensor is bound to (empty for temporaries), after checking that no two
 // of them share one.
 std::vector<std::string> bound_names(const ChainStep& step);

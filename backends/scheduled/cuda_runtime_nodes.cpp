@@ -10,6 +10,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 struct CudaChainNodes::State {
   struct Step {
     ChainStep chain;

@@ -14,6 +14,8 @@
 
 namespace uops {
 
+using namespace ir;
+
 Program copy_program(int rank, DType dtype) {
   Graph g;
   Node x = g.input("x", rank, dtype);

@@ -12,14 +12,16 @@
 #include "backends/codegen/kernel_writer.h"
 #include "backends/codegen/zero_fill.h"
 #include "backends/cuda/cuda_emitter.h"
+#include "backends/kernel_cache.h"
 #include "backends/scheduled/bound_chain.h"
 #include "backends/scheduled/c_block_kernels.h"
 #include "backends/scheduled/chain_binding.h"
-#include "uops/backends/kernel_cache.h"
 #include "uops/error.h"
 #include "uops/runtime/runtime.h"
 
 namespace uops {
+
+using namespace ir;
 
 namespace {
 

@@ -31,7 +31,8 @@ void BM_ElementwiseChain(benchmark::State& state) {
 }
 BENCHMARK(BM_ElementwiseChain)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 
-// c = a @ b built from reindex, mul and sum as in tests/core; items are multiply-adds.
+// c = a @ b built from reindex, mul and sum as in tests/support/example_graphs.h; items are
+// multiply-adds.
 void BM_Matmul(benchmark::State& state) {
   const int64_t n = state.range(0);
   Graph g;

@@ -20,7 +20,7 @@
 #include "uops/backends/cuda_runtime_nodes.h"
 #include "uops/ir/graph.h"
 #include "uops/ir/lower.h"
-#include "uops/ops/gradient.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
 #include "uops/runtime/runtime.h"

@@ -5,7 +5,7 @@
 
 #include "autodiff/grad_check.h"
 #include "autodiff/op_cases.h"
-#include "uops/ops/gradient.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/uops.h"
 
 namespace uops {

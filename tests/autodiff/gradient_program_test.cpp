@@ -1,10 +1,13 @@
 // The shape of gradient programs: which inputs they take, their outputs, block order, errors.
 #include <gtest/gtest.h>
 
-#include "uops/autodiff/gradient.h"
-#include "uops/uops.h"
+#include "uops/autodiff/graph_gradient.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 std::vector<std::string> input_names(const Program& p) {

@@ -1,15 +1,19 @@
 // The gradient program of every op of the registry: against central finite differences in f64
 // on random cases, and unchanged by the optimization pipeline.
+#include "uops/ops/op_gradient.h"
+
 #include <gtest/gtest.h>
 
 #include "autodiff/grad_check.h"
 #include "autodiff/op_cases.h"
-#include "uops/ops/gradient.h"
+#include "uops/ir.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/stats.h"
-#include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 using testing::random_op_case;

@@ -7,11 +7,14 @@
 
 #include "autodiff/grad_check.h"
 #include "support/random_graph.h"
-#include "uops/autodiff/gradient.h"
+#include "uops/autodiff/graph_gradient.h"
+#include "uops/ir.h"
 #include "uops/passes/pipeline.h"
-#include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 int trials() {

@@ -5,10 +5,13 @@
 #include <functional>
 
 #include "autodiff/grad_check.h"
-#include "uops/autodiff/gradient.h"
-#include "uops/uops.h"
+#include "uops/autodiff/graph_gradient.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 using testing::compare_with_finite_differences;

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "backends/c/c_compiler.h"
-#include "backends/compare.h"
-#include "backends/programs.h"
+#include "support/compare.h"
+#include "support/programs.h"
 #include "uops/ir/printer.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
@@ -15,6 +15,9 @@
 #include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 Graph matmul_graph() {

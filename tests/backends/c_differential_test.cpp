@@ -6,14 +6,17 @@
 
 #include <cstdlib>
 
-#include "backends/compare.h"
+#include "support/compare.h"
 #include "support/random_graph.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/ir.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/reduction_tiling.h"
-#include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 int trials() {

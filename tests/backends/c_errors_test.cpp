@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backends/compare.h"
+#include "support/compare.h"
 #include "uops/backends/backends.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/uops.h"

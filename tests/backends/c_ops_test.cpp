@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backends/programs.h"
+#include "support/programs.h"
 #include "support/random_graph.h"
 #include "uops/backends/c/c_backend.h"
 

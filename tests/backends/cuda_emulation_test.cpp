@@ -8,11 +8,14 @@
 
 #include <cstdlib>
 
-#include "backends/programs.h"
+#include "support/programs.h"
 #include "support/random_graph.h"
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 struct Outcome {

@@ -4,12 +4,15 @@
 
 #include <cstdlib>
 
-#include "backends/programs.h"
+#include "support/programs.h"
 #include "support/random_graph.h"
 #include "uops/backends/backends.h"
 #include "uops/backends/cuda/cuda_backend.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 bool have_nvrtc() {

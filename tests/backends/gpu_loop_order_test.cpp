@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include "backends/codegen/parallel.h"
-#include "backends/compare.h"
-#include "backends/programs.h"
+#include "support/compare.h"
+#include "support/programs.h"
 #include "support/random_graph.h"
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 Program reordered(const Program& p) {

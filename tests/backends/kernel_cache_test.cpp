@@ -1,6 +1,6 @@
 // The kernel cache as an attacker and a careless user would try it: a planted object never runs,
 // a corrupt one is rebuilt, stale temporaries go, failures say why, and CC may carry words.
-#include "uops/backends/kernel_cache.h"
+#include "backends/kernel_cache.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backends/compare.h"
+#include "support/compare.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/uops.h"
 

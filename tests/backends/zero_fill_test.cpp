@@ -5,6 +5,9 @@
 #include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 std::vector<bool> zero_fill_of(const Program& p, const std::vector<std::string>& names) {

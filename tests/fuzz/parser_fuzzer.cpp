@@ -20,27 +20,27 @@ namespace {
   std::abort();
 }
 
-void check_round_trip(std::string_view text, const uops::Index& e) {
-  std::string printed = uops::to_string(e);
-  uops::Index back;
+void check_round_trip(std::string_view text, const uops::ir::Index& e) {
+  std::string printed = uops::ir::to_string(e);
+  uops::ir::Index back;
   try {
     back = uops::parse_index(printed).expr;
   } catch (const uops::Error& err) {
     finding("printed form \"" + printed + "\" does not parse: " + err.what(), text);
   }
-  if (!uops::equal(back, e))
-    finding("\"" + printed + "\" parses back as \"" + uops::to_string(back) + "\"", text);
-  if (uops::to_string(back) != printed) finding("printing is not canonical: " + printed, text);
+  if (!uops::ir::equal(back, e))
+    finding("\"" + printed + "\" parses back as \"" + uops::ir::to_string(back) + "\"", text);
+  if (uops::ir::to_string(back) != printed) finding("printing is not canonical: " + printed, text);
 }
 
 // Evaluation may fail only with uops::Error (division by zero, overflow).
-void evaluate_all(const uops::Index& e) {
-  uops::IndexEnv env;
+void evaluate_all(const uops::ir::Index& e) {
+  uops::ir::IndexEnv env;
   env.var = [](int v) -> int64_t { return int64_t(v) * 7 - 20; };
   env.dim = [](int s, int a) -> int64_t { return s * 3 + a; };
   env.param = [](const std::string& n) -> int64_t { return int64_t(n.size()) - 3; };
   try {
-    uops::evaluate(e, env);
+    uops::ir::evaluate(e, env);
   } catch (const uops::Error&) {
   }
 }

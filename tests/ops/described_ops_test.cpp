@@ -10,9 +10,12 @@
 #include <random>
 
 #include "autodiff/grad_check.h"
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 using testing::random_tensor;

@@ -9,6 +9,9 @@
 #include "uops/ir/verifier.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 Tensor make(DType t, std::vector<int64_t> shape, std::vector<double> values) {

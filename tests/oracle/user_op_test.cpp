@@ -7,9 +7,12 @@
 #include "oracle/user_ops.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
-#include "uops/ops/gradient.h"
+#include "uops/ops/op_gradient.h"
 
 namespace uops::oracle {
+
+using namespace ir;
+
 namespace {
 
 const OpDef& registered(const OpDef& op) {

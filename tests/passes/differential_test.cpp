@@ -18,6 +18,9 @@
 #include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 int trials(int fallback) {

@@ -6,6 +6,9 @@
 #include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 // The largest index expression anywhere in the program: loop bounds, stores, loads.

@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "support/random_graph.h"
+#include "uops/ir.h"
 #include "uops/ir/verifier.h"
 #include "uops/passes/pipeline.h"
-#include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 // Long sums of values of mixed sign and magnitude: any change of order shows in the last bits.

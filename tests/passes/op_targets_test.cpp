@@ -3,12 +3,15 @@
 // three passes over their rows. Also checks results.
 #include <gtest/gtest.h>
 
+#include "uops/ir.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/stats.h"
-#include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 ProgramStats optimized_stats(const std::string& name, std::string* text = nullptr) {

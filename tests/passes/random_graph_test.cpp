@@ -4,9 +4,12 @@
 
 #include <cmath>
 
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 // Every random case is a valid program that runs, and the same seed gives the same case.

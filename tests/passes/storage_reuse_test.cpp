@@ -5,12 +5,17 @@
 #include <gtest/gtest.h>
 
 #include "support/random_graph.h"
+#include "support/tensors.h"
+#include "uops/ir.h"
 #include "uops/ir/verifier.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
-#include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+using testing::ramp;
+
 namespace {
 
 int accesses_of(const Program& p, const std::string& name) {
@@ -31,18 +36,12 @@ void expect_bitwise(const Program& p, const Program& q, const TensorMap& in) {
     for (int64_t i = 0; i < t.numel(); ++i) ASSERT_EQ(t.get(i), b.at(name).get(i)) << name << i;
 }
 
-Tensor ramp(std::vector<int64_t> shape) {
-  Tensor x(DType::f32, shape);
-  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, 0.25 * double((i * 7) % 11) - 1.0);
-  return x;
-}
-
 TEST(StorageReuse, SoftmaxKeepsItsExponentialsInTheOutput) {
   Program p = forward_program(find_op("softmax"), DType::f32);
   Program q = reuse_storage(p);
   EXPECT_GT(accesses_of(p, "t4"), 0) << print(p);
   EXPECT_EQ(accesses_of(q, "t4"), 0) << print(q);
-  TensorMap in{{"x", ramp({5, 9})}};
+  TensorMap in{{"x", ramp(DType::f32, {5, 9})}};
   expect_bitwise(p, q, in);
   // Then the pipeline computes each exponential once: the division reads y, not exp again.
   std::string text = print(optimize(p, {true}));
@@ -98,7 +97,7 @@ TEST(StorageReuse, ExpensiveTemporaryReadTwiceMoves) {
   ASSERT_TRUE(verify(v.p).empty()) << print(v.p);
   Program q = reuse_storage(v.p);
   EXPECT_EQ(accesses_of(q, "t"), 0) << print(q);
-  expect_bitwise(v.p, q, {{"x", ramp({6})}});
+  expect_bitwise(v.p, q, {{"x", ramp(DType::f32, {6})}});
 }
 
 TEST(StorageReuse, CheapOrOnceReadTemporaryStays) {

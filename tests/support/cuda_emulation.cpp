@@ -42,6 +42,8 @@ void __tsan_destroy_fiber(void* fiber);
 
 namespace uops::testing {
 
+using namespace ir;
+
 namespace {
 
 using Stub = void (*)(void**, int);

@@ -8,7 +8,7 @@
 
 #include "uops/ir/program.h"
 
-namespace uops {
+namespace uops::ir {
 
 struct Access {
   int tensor = -1;
@@ -52,4 +52,4 @@ void map_program(Program& p, const std::function<Index(const Index&)>& index,
 // every reference: Dim and Data leaves, loads and stores. Nothing may refer to a dropped tensor.
 void renumber_tensors(Program& p, const std::vector<int>& new_id);
 
-}  // namespace uops
+}  // namespace uops::ir

@@ -11,7 +11,7 @@
 #include "uops/ir/program.h"
 #include "uops/ir/tensor.h"
 
-namespace uops {
+namespace uops::ir {
 
 struct Binding {
   std::vector<std::vector<int64_t>> shapes;  // per tensor id
@@ -21,7 +21,7 @@ struct Binding {
 };
 
 // Also refuses, with a uops::LimitError naming the largest tensor, a run whose outputs and
-// temporaries together need more bytes than memory_budget().
+// temporaries together need more bytes than memory_budget() (uops/ir/memory_budget.h).
 Binding bind(const Program& p, const TensorMap& inputs, const ParamMap& params);
 
 // A tensor known by dtype and shape alone, like one in device memory.
@@ -33,14 +33,4 @@ using TensorTypeMap = std::map<std::string, TensorType>;
 // The same checks for inputs given by type (no byte count to check).
 Binding bind(const Program& p, const TensorTypeMap& inputs, const ParamMap& params);
 
-// The most bytes one run may allocate for its outputs and temporaries: what set_memory_budget
-// gave, else $UOPS_MEMORY_BUDGET (bytes, or with a K, M, G or T suffix), else half the physical
-// memory. set_memory_budget(0) restores the default; a malformed variable is a uops::Error.
-int64_t memory_budget();
-void set_memory_budget(int64_t bytes);
-// "8G", "512M", "1000000": bytes, with an optional K, M, G or T suffix; else a uops::Error.
-int64_t parse_byte_size(const std::string& text);
-// "1.5 GiB"
-std::string byte_size_text(int64_t bytes);
-
-}  // namespace uops
+}  // namespace uops::ir

@@ -33,18 +33,18 @@ struct UopNode {
   UopKind kind = UopKind::input;
   DType dtype = DType::f32;
   // Over Dim(input node id, axis) and parameters.
-  std::vector<Index> shape;
+  std::vector<ir::Index> shape;
   std::vector<int> operands;  // node ids: reindex x; unary x; binary x y; ternary c a b;
                               // reduce x; select x index; iota none; cast x
   std::string name;           // input: its name
   UnaryOp uop = UnaryOp::neg;
   BinaryOp bop = BinaryOp::add;
   ReduceOp rop = ReduceOp::sum;
-  std::vector<int> axes;     // reduce: the reduced axes, ascending
-  int axis = 0;              // select: the gathered axis
-  std::vector<Index> index;  // reindex: Var(N) is output axis N; sizes resolved like shapes;
-                             // iota: its one value expression
-  double fill = 0.0;         // reindex
+  std::vector<int> axes;         // reduce: the reduced axes, ascending
+  int axis = 0;                  // select: the gathered axis
+  std::vector<ir::Index> index;  // reindex: Var(N) is output axis N; sizes resolved like shapes;
+                                 // iota: its one value expression
+  double fill = 0.0;             // reindex
 };
 
 class Graph {
@@ -94,29 +94,29 @@ class Graph {
   const std::vector<std::pair<std::string, int>>& outputs() const { return outputs_; }
   const std::vector<std::string>& params() const { return params_; }
   // Run-time assertions, over Dim(input node id, axis) and parameters.
-  const std::vector<std::pair<Index, Index>>& equalities() const { return equalities_; }
+  const std::vector<std::pair<ir::Index, ir::Index>>& equalities() const { return equalities_; }
   // "[x.0, x.1 + 2]" in the names of the inputs.
   std::string shape_text(Node n) const;
-  std::string index_text(const Index& e) const;
+  std::string index_text(const ir::Index& e) const;
 
  private:
   int add(UopNode n);
   const UopNode& checked(Node n, const char* what) const;
   // Records that `a` and `b` must be equal: dropped when they are the same expression, an error
   // now when both are constants that differ, otherwise checked when the program runs.
-  void assert_equal(const Index& a, const Index& b, const std::string& context);
-  Index resolve(const Index& parsed, const std::vector<int>& sources, const std::string& text,
-                bool allow_vars) const;
+  void assert_equal(const ir::Index& a, const ir::Index& b, const std::string& context);
+  ir::Index resolve(const ir::Index& parsed, const std::vector<int>& sources,
+                    const std::string& text, bool allow_vars) const;
   // Parses and resolves `texts` over `sources`: shape expressions when `rank` is -1, else index
   // expressions over a rank-`rank` output. Records the equalities they assert (`dA1[=dB0]`).
-  std::vector<Index> parse(const std::vector<std::string>& texts, const std::vector<int>& sources,
-                           int rank, const std::string& what);
+  std::vector<ir::Index> parse(const std::vector<std::string>& texts,
+                               const std::vector<int>& sources, int rank, const std::string& what);
   std::vector<int> source_ids(const std::vector<Node>& sources, const char* what) const;
 
   std::vector<UopNode> nodes_;
   std::vector<std::pair<std::string, int>> outputs_;
   std::vector<std::string> params_;
-  std::vector<std::pair<Index, Index>> equalities_;
+  std::vector<std::pair<ir::Index, ir::Index>> equalities_;
 };
 
 }  // namespace uops

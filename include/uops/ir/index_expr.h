@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace uops {
+namespace uops::ir {
 
 enum class IndexKind { Const, Var, Dim, Param, Data, Neg, Add, Sub, Mul, Div, Mod, Min, Max };
 
@@ -94,4 +94,4 @@ int64_t evaluate(const Index& e, const IndexEnv& env);
 std::string to_string(const Index& e,
                       const std::function<std::string(const IndexNode&)>& leaf = nullptr);
 
-}  // namespace uops
+}  // namespace uops::ir

@@ -17,11 +17,11 @@
 
 #include "uops/ir/program.h"
 
-namespace uops {
+namespace uops::ir {
 
 std::string print(const Program& p);
 std::string print(const Program& p, const Value& v);
 std::string print_block(const Program& p, const Block& b, int number);
 std::string format_double(double v);  // shortest text that reads back to the same double
 
-}  // namespace uops
+}  // namespace uops::ir

@@ -11,7 +11,7 @@
 #include "uops/ir/index_expr.h"
 #include "uops/ir/value_expr.h"
 
-namespace uops {
+namespace uops::ir {
 
 enum class Role { input, output, temporary };
 const char* role_name(Role r);
@@ -80,4 +80,9 @@ struct Program {
 std::string dim_name(const Program& p, int tensor, int axis);
 std::string index_text(const Program& p, const Index& e);
 
+}  // namespace uops::ir
+
+namespace uops {
+// What lower, gradient and optimize give and the backends run; uops.h's users hold it whole.
+using ir::Program;
 }  // namespace uops

@@ -12,6 +12,8 @@
 
 namespace uops {
 
+namespace detail {
+
 // Leaves the elements a vector grows by uninitialized (value-initialization is still explicit),
 // so that an output a kernel writes in full is not zeroed first: for an elementwise kernel that
 // zeroing is a quarter of the run.
@@ -31,10 +33,12 @@ struct UninitializedAllocator : std::allocator<T> {
   }
 };
 
+}  // namespace detail
+
 struct Tensor {
   DType dtype = DType::f32;
   std::vector<int64_t> shape;
-  std::vector<unsigned char, UninitializedAllocator<unsigned char>> bytes;
+  std::vector<unsigned char, detail::UninitializedAllocator<unsigned char>> bytes;
 
   Tensor() = default;
   // Zero-filled; throws uops::Error for a negative or overflowing size.

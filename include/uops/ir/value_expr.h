@@ -9,7 +9,7 @@
 #include "uops/ir/index_expr.h"
 #include "uops/ir/ops.h"
 
-namespace uops {
+namespace uops::ir {
 
 enum class ValueKind { Const, Load, Carried, IndexValue, Unary, Binary, Ternary };
 
@@ -59,4 +59,4 @@ void visit(const Value& v, const std::function<void(const ValueNode&)>& node,
 Value rewrite(const Value& v, const std::function<Value(const Value&)>& node,
               const std::function<Index(const Index&)>& index = nullptr);
 
-}  // namespace uops
+}  // namespace uops::ir

@@ -13,9 +13,9 @@
 
 #include "uops/ir/program.h"
 
-namespace uops {
+namespace uops::ir {
 
 std::vector<std::string> verify(const Program& p);
 void verify_or_throw(const Program& p, const std::string& stage);
 
-}  // namespace uops
+}  // namespace uops::ir

@@ -27,9 +27,9 @@ struct ParseOptions {
 };
 
 struct ParsedIndex {
-  Index expr;
+  ir::Index expr;
   // `dA1[=dB0]` asserts that two axis sizes are equal; each pair is (dA1, dB0).
-  std::vector<std::pair<Index, Index>> equalities;
+  std::vector<std::pair<ir::Index, ir::Index>> equalities;
 };
 
 ParsedIndex parse_index(std::string_view text, const ParseOptions& options = {});

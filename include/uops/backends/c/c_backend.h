@@ -15,7 +15,7 @@
 //   returns  0, or a set of error bits: 1 division by zero, 2 modulo by zero, 4 overflow
 //
 // Sizes and parameters are run-time arguments, so one compiled kernel serves every shape.
-// Artifacts go through the kernel cache (uops/backends/kernel_cache.h).
+// Artifacts go through the kernel cache (backends/kernel_cache.h).
 #pragma once
 
 #include <memory>

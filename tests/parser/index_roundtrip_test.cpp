@@ -6,9 +6,12 @@
 #include <random>
 #include <string>
 
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 void expect_round_trip(const Index& e) {

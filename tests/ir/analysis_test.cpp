@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "uops/ir.h"
 #include "uops/passes/bounds_check.h"
-#include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
 namespace {
 
 TEST(MayRaise, OnlyADivisorOtherThanAPositiveConstantRaises) {

@@ -1,4 +1,4 @@
-// Small helpers for the core suites: tensors from literal values and back.
+// Test tensors: from literal values and back, and a ramp of small values.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +31,13 @@ inline std::vector<double> values(const Tensor& t) {
   std::vector<double> out;
   for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.get(i));
   return out;
+}
+
+// 0.25 * ((i * 7) % 11) - 1 at element i: small values of both signs, repeating irregularly.
+inline Tensor ramp(DType t, std::vector<int64_t> shape, double scale = 0.25) {
+  Tensor x(t, shape);
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, scale * double((i * 7) % 11) - 1.0);
+  return x;
 }
 
 }  // namespace uops::testing

@@ -2,10 +2,13 @@
 // change is intended, read the new text carefully and paste it in.
 #include <gtest/gtest.h>
 
-#include "core/example_graphs.h"
-#include "uops/uops.h"
+#include "support/example_graphs.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 // clang-format off

@@ -8,18 +8,21 @@
 #include <algorithm>
 #include <random>
 
-#include "glue/sum_without_zeroing.h"
+#include "scheduled/sum_without_zeroing.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ir/graph.h"
 #include "uops/ir/lower.h"
 #include "uops/ir/verifier.h"
-#include "uops/ops/gradient.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
 #include "uops/runtime/runtime.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 Tensor random_tensor(std::vector<int64_t> shape, uint64_t seed) {

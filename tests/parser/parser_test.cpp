@@ -9,9 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 // Evaluates `text` with i0=3, i1=5, i2=-2, every dXN = 10*X + N + 1, $a=4, $b=-3.

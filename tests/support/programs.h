@@ -6,13 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "backends/compare.h"
-#include "uops/ops/gradient.h"
+#include "support/compare.h"
+#include "uops/ir.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
-#include "uops/uops.h"
 
 namespace uops::testing {
+
+using namespace ir;
 
 struct OpCase {
   std::string label;  // "conv2d grad f64 optimized"

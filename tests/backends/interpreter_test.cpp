@@ -6,10 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "core/tensors.h"
-#include "uops/uops.h"
+#include "support/tensors.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 using testing::f32;

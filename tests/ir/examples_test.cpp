@@ -1,14 +1,17 @@
-// Whole ops written with uops (core/example_graphs.h) against numbers worked out by hand.
+// Whole ops written with uops (support/example_graphs.h) against numbers worked out by hand.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "core/example_graphs.h"
-#include "core/tensors.h"
-#include "uops/uops.h"
+#include "support/example_graphs.h"
+#include "support/tensors.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 using testing::f32;

@@ -6,9 +6,12 @@
 #include <functional>
 #include <string>
 
-#include "uops/uops.h"
+#include "uops/ir.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 // Tensors: 0 x, 1 ix, 2 s, 3 a, 4 sel, 5 sh. Blocks: 0 reduce sum (carries c0), 1 reduce argmax

@@ -13,6 +13,8 @@
 
 namespace uops::testing {
 
+using namespace ir;
+
 // Inputs for `p` with the given shapes: floats uniform in [-2, 2], i32 values in [-1, limit].
 inline TensorMap random_inputs(const Program& p,
                                const std::map<std::string, std::vector<int64_t>>& shapes,

@@ -4,10 +4,13 @@
 
 #include <string>
 
-#include "core/tensors.h"
+#include "support/tensors.h"
 #include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 using testing::f32;

@@ -6,6 +6,8 @@
 
 namespace uops::testing {
 
+using namespace ir;
+
 inline Program sum_without_zeroing() {
   Program p;
   p.tensors = {{"x", DType::f64, {idx::dim(0, 0)}, Role::input},

@@ -4,7 +4,7 @@
 // device.
 #include <gtest/gtest.h>
 
-#include "glue/cuda_glue_cases.h"
+#include "scheduled/cuda_glue_cases.h"
 #include "uops/backends/cuda/cuda_backend.h"
 #include "uops/backends/cuda_runtime_nodes.h"
 #include "uops/backends/interpreter.h"

@@ -1,4 +1,4 @@
-#include "uops/autodiff/gradient.h"
+#include "uops/autodiff/graph_gradient.h"
 
 #include <algorithm>
 #include <map>
@@ -9,6 +9,8 @@
 #include "uops/ir/lower.h"
 
 namespace uops {
+
+using namespace ir;
 
 namespace {
 

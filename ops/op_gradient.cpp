@@ -1,6 +1,6 @@
-#include "uops/ops/gradient.h"
+#include "uops/ops/op_gradient.h"
 
-#include "uops/autodiff/gradient.h"
+#include "uops/autodiff/graph_gradient.h"
 #include "uops/error.h"
 
 namespace uops {

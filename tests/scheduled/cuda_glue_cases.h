@@ -11,7 +11,7 @@
 
 #include "mlp_model.h"
 #include "uops/backends/runtime_nodes.h"
-#include "uops/ops/gradient.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
 

@@ -8,6 +8,9 @@
 #include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 std::string error_of(const std::function<void()>& build) {

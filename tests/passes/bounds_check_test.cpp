@@ -1,0 +1,32 @@
+// Bounds-check elimination (passes/bounds_check), through the pipeline that runs it.
+#include <gtest/gtest.h>
+
+#include "support/loop_programs.h"
+#include "uops/passes/pipeline.h"
+
+namespace uops {
+
+using namespace ir;
+using namespace testing;
+
+namespace {
+
+TEST(Bounds, ProvesShiftsAndFoldsFillReads) {
+  Graph g;
+  Node x = g.input("x", 1, DType::f32);
+  Node pad = g.reindex(x, {"dA0 + 2"}, {"i0 - 1"}, {x}, 7);
+  Node inner = g.reindex(pad, {"dA0"}, {"i0 + 1"}, {x});
+  g.output("y", g.binary(BinaryOp::add, inner, g.fill(x, 3)));
+  g.output("padded", pad);
+  Program p = lower(g);
+  Program q = optimize(p, {true});
+  std::string text = print(q);
+  EXPECT_NE(text.find("x?[v"), std::string::npos) << text;    // the padded read stays checked
+  EXPECT_EQ(text.find("fill 3"), std::string::npos) << text;  // the fill read became 3
+  EXPECT_NE(text.find("padded[v1 + 1] + 3"), std::string::npos) << text;
+  EXPECT_EQ(text.find("y?"), std::string::npos) << text;
+  expect_same(p, q, {{"x", ramp(DType::f32, {5})}});
+}
+
+}  // namespace
+}  // namespace uops

@@ -1,0 +1,54 @@
+// Variable substitution (passes/variable_substitution): a read of a temporary becomes the
+// expression written to it only where statement order allows.
+#include "uops/passes/variable_substitution.h"
+
+#include <gtest/gtest.h>
+
+#include "support/loop_programs.h"
+#include "uops/passes/dead_code.h"
+#include "uops/passes/pipeline.h"
+
+namespace uops {
+
+using namespace ir;
+using namespace testing;
+
+namespace {
+
+// Section 5: the reference substitution ignored statement order.
+TEST(Substitution, RespectsStatementOrder) {
+  Program p =
+      vector_program({{"t", Role::temporary}, {"before", Role::output}, {"after", Role::output}});
+  p.blocks.push_back(vector_block(p, "order",
+                                  {assign(2, {V()}, val::load(1, {V()})),
+                                   assign(1, {V()}, val::unary(UnaryOp::exp, val::load(0, {V()}))),
+                                   assign(3, {V()}, val::load(1, {V()}))}));
+  ASSERT_TRUE(verify(p).empty());
+  Program q = eliminate_dead_code(substitute_variables(p));
+  EXPECT_EQ(print(q), print(p));  // the read before the write sees the old t
+  TensorMap in{{"x", ramp(DType::f32, {4})}};
+  expect_same(p, optimize(p, {true}), in);
+
+  // A statement between the write and the read changes what the expression reads.
+  Program r = vector_program({{"t", Role::temporary}, {"s", Role::output}, {"out", Role::output}});
+  r.blocks.push_back(
+      vector_block(r, "clobber",
+                   {assign(1, {V()}, val::load(2, {V()})), assign(2, {V()}, val::constant(3)),
+                    assign(3, {V()}, val::load(1, {V()}))}));
+  EXPECT_EQ(print(substitute_variables(r)), print(r));
+  expect_same(r, optimize(r, {true}), in);
+
+  // The plain case substitutes and the temporary leaves the table.
+  Program s = vector_program({{"t", Role::temporary}, {"out", Role::output}});
+  s.blocks.push_back(vector_block(
+      s, "plain",
+      {assign(1, {V()}, val::unary(UnaryOp::exp, val::load(0, {V()}))),
+       assign(2, {V()}, val::binary(BinaryOp::mul, val::load(1, {V()}), val::load(1, {V()})))}));
+  Program t = eliminate_dead_code(substitute_variables(s));
+  EXPECT_EQ(t.tensors.size(), 2u);
+  EXPECT_EQ(t.find_tensor("t"), -1);
+  expect_same(s, t, in);
+}
+
+}  // namespace
+}  // namespace uops
