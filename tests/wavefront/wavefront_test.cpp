@@ -254,7 +254,19 @@ TEST(Wavefront, CudaFusedKernelsMatchTheInterpreterInEmulation) {
     for (size_t a = 0; a < k.buffers.size(); ++a)
       if (!c.inputs.count(k.names[a]))
         std::memset(k.buffers[a]->bytes.data(), 0xff, k.buffers[a]->bytes.size());
-  testing::emulate_cuda_wavefronts(cuda);
+  cuda::run_wavefronts(*testing::emulated_cuda_device(), cuda);
+  for (auto& [name, tensor] : expected)
+    EXPECT_LE(max_difference(tensor, chain.read(name)), 1e-9) << name;
+}
+
+// The same on the driver's device, through the user's entry.
+TEST(Wavefront, CudaFusedKernelsMatchTheInterpreterOnTheDevice) {
+  if (std::string why = cuda_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  RandomChain c = random_chain(1, 9);
+  TensorMap expected = c.inputs;
+  interpret_chain(c.steps, expected);
+  WavefrontChain chain(c.steps, c.inputs);
+  chain.run_cuda();
   for (auto& [name, tensor] : expected)
     EXPECT_LE(max_difference(tensor, chain.read(name)), 1e-9) << name;
 }
