@@ -259,6 +259,23 @@ TEST(Wavefront, CudaFusedKernelsMatchTheInterpreterInEmulation) {
     EXPECT_LE(max_difference(tensor, chain.read(name)), 1e-9) << name;
 }
 
+// A kernel's error bits stop the run with the kernel's error.
+TEST(Wavefront, CudaFusedKernelsRaiseTheirError) {
+  Graph g;
+  g.param("k");
+  Node x = g.input("x", 1, DType::f64);
+  g.output("y", g.reindex(x, {"dA0"}, {"i0 / $k"}));
+  std::mt19937_64 rng(4);
+  WavefrontChain chain({{"div", lower(g), {}, {{"k", 0}}}},
+                       {{"x", random_tensor(DType::f64, {4}, rng)}});
+  try {
+    cuda::run_wavefronts(*testing::emulated_cuda_device(), chain.cuda());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("division by zero"), std::string::npos) << e.what();
+  }
+}
+
 // The same on the driver's device, through the user's entry.
 TEST(Wavefront, CudaFusedKernelsMatchTheInterpreterOnTheDevice) {
   if (std::string why = cuda_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
