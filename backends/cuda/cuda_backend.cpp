@@ -63,10 +63,10 @@ std::string nvrtc_compile(const std::string& source, const std::string& arch, st
 
 }  // namespace
 
-std::string compile_cuda_ptx(const Program& p, const std::string& arch, std::string* log) {
+std::string cuda::compile_ptx(const std::string& source, const std::string& arch,
+                              std::string* log) {
 #ifdef UOPS_HAVE_NVRTC
   std::string a = arch.empty() ? default_arch() : arch;
-  std::string source = emit_cuda(p);
   std::string key = kernel_cache_key(source, nvrtc_identity(), a + " --std=c++17");
   std::filesystem::path path = kernel_cache_path(key, ".ptx");
   if (auto cached = read_artifact(path)) {
@@ -77,11 +77,15 @@ std::string compile_cuda_ptx(const Program& p, const std::string& arch, std::str
   store_artifact(path, ptx);
   return ptx;
 #else
-  (void)p;
+  (void)source;
   (void)arch;
   (void)log;
   throw Error("NVRTC not available in this build");
 #endif
+}
+
+std::string compile_cuda_ptx(const Program& p, const std::string& arch, std::string* log) {
+  return cuda::compile_ptx(emit_cuda(p), arch, log);
 }
 
 std::string cuda_unavailable_reason() {

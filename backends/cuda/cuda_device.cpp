@@ -1,10 +1,13 @@
 #include "backends/cuda/cuda_device.h"
 
+#include <map>
 #include <mutex>
 
+#include "backends/codegen/kernel_writer.h"
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_emitter.h"
 #include "uops/backends/cuda/cuda_backend.h"
+#include "uops/backends/wavefront.h"
 #include "uops/error.h"
 
 namespace uops::cuda {
@@ -23,20 +26,26 @@ class DriverDevice : public Device {
   std::vector<LoadedProgram> load(const std::vector<Program>& programs) override {
     std::vector<LoadedProgram> out;
     for (const Program& p : programs) {
-      std::string ptx = compile_cuda_ptx(p);
       CudaModule mod = emit_cuda_module(p);
-      const Driver& d = current();
-      CUmodule module;
-      // Modules stay loaded as long as the process: executables share the one device.
-      d.check(d.cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData");
-      LoadedProgram loaded;
-      for (auto& k : mod.plan.kernels) {
-        CUfunction f;
-        d.check(d.cuModuleGetFunction(&f, module, k.name.c_str()), "cuModuleGetFunction");
-        loaded.kernels.push_back(f);
-      }
-      loaded.plan = std::move(mod.plan);
-      out.push_back(std::move(loaded));
+      std::vector<std::string> names;
+      for (auto& k : mod.plan.kernels) names.push_back(k.name);
+      out.push_back({std::move(mod.plan), load_source(mod.source, names)});
+    }
+    return out;
+  }
+
+  std::vector<const void*> load_source(const std::string& source,
+                                       const std::vector<std::string>& kernels) override {
+    std::string ptx = compile_ptx(source, "", nullptr);
+    const Driver& d = current();
+    CUmodule module;
+    // Modules stay loaded as long as the process: executables share the one device.
+    d.check(d.cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData");
+    std::vector<const void*> out;
+    for (const std::string& name : kernels) {
+      CUfunction f;
+      d.check(d.cuModuleGetFunction(&f, module, name.c_str()), "cuModuleGetFunction");
+      out.push_back(f);
     }
     return out;
   }
@@ -126,6 +135,51 @@ void launch_program(Device& device, const Program& p, const LoadedProgram& progr
     if (program.plan.zero_fill[t]) device.zero(buffers[t], tensor_bytes(p, b, int(t)), stream);
   for (size_t k = 0; k < program.plan.kernels.size(); ++k)
     launch_kernel(device, program, k, b, buffers, error_word, stream);
+}
+
+void run_wavefronts(Device& device, const CudaWavefronts& kernels) {
+  std::vector<std::string> names;
+  for (const CudaWavefrontKernel& k : kernels.kernels) names.push_back(k.name);
+  std::vector<const void*> handles = device.load_source(kernels.source, names);
+  std::map<Tensor*, DeviceAddress> addresses;
+  DeviceAddress error = 0;
+  auto release = [&] {
+    for (auto& [t, address] : addresses) device.release(address);
+    device.release(error);
+  };
+  try {
+    for (const CudaWavefrontKernel& k : kernels.kernels)
+      for (size_t a = 0; a < k.buffers.size(); ++a) {
+        Tensor* t = k.buffers[a];
+        if (addresses.count(t)) continue;
+        addresses[t] = device.allocate(t->bytes.size(), k.names[a], dtype_size(t->dtype));
+        device.copy_to_device(addresses[t], t->bytes.data(), t->bytes.size());
+      }
+    error = device.allocate(sizeof(int), "error word", sizeof(int));
+    device.zero(error, sizeof(int), nullptr);
+    for (size_t i = 0; i < kernels.kernels.size(); ++i) {
+      const CudaWavefrontKernel& k = kernels.kernels[i];
+      std::vector<DeviceAddress> words;
+      for (Tensor* t : k.buffers) words.push_back(addresses.at(t));
+      words.push_back(error);
+      std::vector<void*> args;
+      for (DeviceAddress& w : words) args.push_back(&w);
+      codegen::KernelPlan plan;
+      plan.name = k.name;
+      plan.cooperative = k.barriers;
+      plan.args.resize(k.buffers.size());
+      device.launch(plan, handles[i], {k.grid, k.threads}, args.data(), nullptr);
+    }
+    int bits = 0;
+    device.copy_to_host(&bits, error, sizeof bits);
+    if (bits) throw Error(codegen::kernel_error_message(bits));
+    for (auto& [t, address] : addresses)
+      device.copy_to_host(t->bytes.data(), address, t->bytes.size());
+  } catch (...) {
+    release();
+    throw;
+  }
+  release();
 }
 
 }  // namespace uops::cuda

@@ -12,6 +12,10 @@
 #include "backends/codegen/kernel_plan.h"
 #include "uops/ir/binding.h"
 
+namespace uops {
+struct CudaWavefronts;
+}
+
 namespace uops::cuda {
 
 using namespace ir;
@@ -33,6 +37,9 @@ class Device {
 
   // Compiles and loads the programs' kernels.
   virtual std::vector<LoadedProgram> load(const std::vector<Program>& programs) = 0;
+  // Compiles CUDA source and gives the handles of its `extern "C"` kernels of these names.
+  virtual std::vector<const void*> load_source(const std::string& source,
+                                               const std::vector<std::string>& kernels) = 0;
 
   // Uninitialized memory (at least one byte); `name` and `element` (its element's size)
   // label the emulation's reports.
@@ -46,7 +53,8 @@ class Device {
   // Enqueued on `stream`.
   virtual void copy(DeviceAddress to, DeviceAddress from, size_t bytes, Stream stream) = 0;
   virtual void zero(DeviceAddress address, size_t bytes, Stream stream) = 0;
-  // `args` as codegen::pack_args gives them, `dims` as codegen::launch_dims.
+  // `args` as codegen::pack_args gives them, `dims` as codegen::launch_dims. Only the plan's
+  // name, cooperative and argument count are read.
   virtual void launch(const codegen::KernelPlan& plan, const void* kernel, codegen::LaunchDims dims,
                       void** args, Stream stream) = 0;
   virtual void synchronize(Stream stream) = 0;
@@ -55,6 +63,10 @@ class Device {
 // The driver's current device with kernels compiled by NVRTC, or null with `why` set when this
 // build has no NVRTC or the machine no driver or device. One per process.
 std::shared_ptr<Device> driver_device(std::string* why);
+
+// PTX of CUDA source through NVRTC and the kernel cache (compile_cuda_ptx's path); `arch`
+// empty: the device's.
+std::string compile_ptx(const std::string& source, const std::string& arch, std::string* log);
 
 // One launch of a program's kernel, everything from the plan: packed arguments, grid and block.
 void launch_kernel(Device& device, const LoadedProgram& program, size_t kernel, const Binding& b,
@@ -69,5 +81,10 @@ size_t tensor_bytes(const Program& p, const Binding& b, int t);
 void launch_program(Device& device, const Program& p, const LoadedProgram& program,
                     const Binding& b, const std::vector<DeviceAddress>& buffers,
                     DeviceAddress error_word, Stream stream);
+
+// Runs a chain's wavefront kernels (uops/backends/wavefront.h) in order: every buffer they name
+// is copied from its tensor before the first launch and back after the last; error bits throw
+// the kernel's error.
+void run_wavefronts(Device& device, const CudaWavefronts& kernels);
 
 }  // namespace uops::cuda

@@ -11,6 +11,7 @@
 #include "backends/c/c_compiler.h"
 #include "backends/codegen/kernel_writer.h"
 #include "backends/codegen/zero_fill.h"
+#include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_emitter.h"
 #include "backends/kernel_cache.h"
 #include "backends/scheduled/bound_chain.h"
@@ -520,6 +521,13 @@ CudaWavefronts WavefrontChain::cuda() const {
       "typedef int int32_t;\n" +
       modules + zeros + out.source;
   return out;
+}
+
+void WavefrontChain::run_cuda() {
+  std::string why;
+  std::shared_ptr<cuda::Device> device = cuda::driver_device(&why);
+  if (!device) throw Error("the CUDA backend cannot run: " + why);
+  cuda::run_wavefronts(*device, cuda());
 }
 
 }  // namespace uops

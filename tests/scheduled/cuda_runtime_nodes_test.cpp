@@ -40,6 +40,10 @@ class CountingDevice : public cuda::Device {
   std::vector<cuda::LoadedProgram> load(const std::vector<Program>& programs) override {
     return inner->load(programs);
   }
+  std::vector<const void*> load_source(const std::string& source,
+                                       const std::vector<std::string>& kernels) override {
+    return inner->load_source(source, kernels);
+  }
   cuda::DeviceAddress allocate(size_t bytes, const std::string& name, size_t element) override {
     return inner->allocate(bytes, name, element);
   }

@@ -485,6 +485,26 @@ class EmulatedDevice : public cuda::Device {
     return out;
   }
 
+  std::vector<const void*> load_source(const std::string& cuda,
+                                       const std::vector<std::string>& kernels) override {
+    std::string source = shim_source() + "\nnamespace uops_emu_raw {\n" +
+                         as_host_source(edit_ ? edit_(cuda) : cuda) +
+                         "}  // namespace uops_emu_raw\n";
+    for (const std::string& k : kernels)
+      source += "extern \"C\" void uops_emu_raw_" + k +
+                "(void **a, int n) { uops_emu::call(uops_emu_raw::" + k + ", a, n); }\n";
+    auto [handle, runtime] = load_module(source);
+    std::lock_guard lock(mutex_);
+    std::vector<const void*> out;
+    for (const std::string& k : kernels) {
+      auto stub = reinterpret_cast<Stub>(dlsym(handle, ("uops_emu_raw_" + k).c_str()));
+      if (!stub) throw Error("CUDA emulation: missing kernel " + k);
+      kernels_.push_back({stub, runtime});
+      out.push_back(&kernels_.back());
+    }
+    return out;
+  }
+
   codegen::DeviceAddress allocate(size_t bytes, const std::string& name, size_t element) override {
     std::lock_guard lock(mutex_);
     return emu_.allocate(name, bytes, element, 0xff);
@@ -558,46 +578,6 @@ std::unique_ptr<Executable> emulate_cuda(Program p, const SourceEdit& edit) {
   std::vector<Program> one;
   one.push_back(std::move(p));
   return std::move(emulate_cuda_batch(std::move(one), edit).front());
-}
-
-void emulate_cuda_wavefronts(const CudaWavefronts& kernels) {
-  std::string source = shim_source() + "\nnamespace uops_emu_raw {\n" +
-                       as_host_source(kernels.source) + "}  // namespace uops_emu_raw\n";
-  for (const CudaWavefrontKernel& k : kernels.kernels)
-    source += "extern \"C\" void uops_emu_raw_" + k.name +
-              "(void **a, int n) { uops_emu::call(uops_emu_raw::" + k.name + ", a, n); }\n";
-  auto [handle, runtime] = load_module(source);
-  Emulator emu;
-  *runtime = emu.runtime();
-  std::map<Tensor*, codegen::DeviceAddress> addresses;
-  for (const CudaWavefrontKernel& k : kernels.kernels)
-    for (size_t a = 0; a < k.buffers.size(); ++a) {
-      Tensor* t = k.buffers[a];
-      if (addresses.count(t)) continue;
-      addresses[t] = emu.allocate(k.names[a], t->bytes.size(), dtype_size(t->dtype), 0);
-      if (!t->bytes.empty())
-        std::memcpy(emu.host(addresses[t], t->bytes.size()), t->bytes.data(), t->bytes.size());
-    }
-  codegen::DeviceAddress error = emu.allocate("error word", sizeof(int), sizeof(int), 0);
-  for (const CudaWavefrontKernel& k : kernels.kernels) {
-    auto stub = reinterpret_cast<Stub>(dlsym(handle, ("uops_emu_raw_" + k.name).c_str()));
-    if (!stub) throw Error("CUDA emulation: missing kernel " + k.name);
-    std::vector<uint64_t> words;
-    for (Tensor* t : k.buffers) words.push_back(addresses.at(t));
-    words.push_back(error);
-    std::vector<void*> pointers;
-    for (auto& w : words) pointers.push_back(&w);
-    emu.launch(k.name, stub, pointers.data(), int(pointers.size()), {k.grid, k.threads},
-               k.barriers);
-    if (std::string fault = emu.take_fault(); !fault.empty())
-      throw Error("CUDA emulation: " + fault);
-  }
-  for (auto& [t, address] : addresses)
-    if (!t->bytes.empty())
-      std::memcpy(t->bytes.data(), emu.host(address, t->bytes.size()), t->bytes.size());
-  int bits = 0;
-  std::memcpy(&bits, emu.host(error, sizeof bits), sizeof bits);
-  if (bits) throw Error(codegen::kernel_error_message(bits));
 }
 
 }  // namespace uops::testing

@@ -19,7 +19,6 @@
 
 #include "backends/cuda/cuda_device.h"
 #include "uops/backends/executable.h"
-#include "uops/backends/wavefront.h"
 
 namespace uops::testing {
 
@@ -41,11 +40,5 @@ std::unique_ptr<Executable> emulate_cuda(Program p, const SourceEdit& edit = nul
 // The same on a given device (one from emulated_cuda_device, whose memory the test allocates).
 std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(
     const std::shared_ptr<cuda::Device>& device, std::vector<Program> programs);
-
-// A chain's wavefront kernels (uops/backends/wavefront.h), launched in order with their grids
-// and block sizes on the tensors they name, which serve as device memory: copied in before the
-// first launch and out after the last. Buffers start as the tensors hold them (nothing is
-// filled with 0xff here: fill what should be overwritten). A fault or error bits throw.
-void emulate_cuda_wavefronts(const CudaWavefronts& kernels);
 
 }  // namespace uops::testing

@@ -254,7 +254,44 @@ TEST(Wavefront, CudaFusedKernelsMatchTheInterpreterInEmulation) {
     for (size_t a = 0; a < k.buffers.size(); ++a)
       if (!c.inputs.count(k.names[a]))
         std::memset(k.buffers[a]->bytes.data(), 0xff, k.buffers[a]->bytes.size());
-  testing::emulate_cuda_wavefronts(cuda);
+  cuda::run_wavefronts(*testing::emulated_cuda_device(), cuda);
+  for (auto& [name, tensor] : expected)
+    EXPECT_LE(max_difference(tensor, chain.read(name)), 1e-9) << name;
+}
+
+// A kernel's error bits stop the run with the kernel's error.
+TEST(Wavefront, CudaFusedKernelsRaiseTheirError) {
+  Graph g;
+  g.param("k");
+  Node x = g.input("x", 1, DType::f64);
+  g.output("y", g.reindex(x, {"dA0"}, {"i0 / $k"}));
+  std::mt19937_64 rng(4);
+  WavefrontChain chain({{"div", lower(g), {}, {{"k", 0}}}},
+                       {{"x", random_tensor(DType::f64, {4}, rng)}});
+  try {
+    cuda::run_wavefronts(*testing::emulated_cuda_device(), chain.cuda());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("division by zero"), std::string::npos) << e.what();
+  }
+}
+
+// The same on the driver's device, through the user's entry.
+TEST(Wavefront, CudaFusedKernelsMatchTheInterpreterOnTheDevice) {
+  RandomChain c = random_chain(1, 9);
+  TensorMap expected = c.inputs;
+  interpret_chain(c.steps, expected);
+  WavefrontChain chain(c.steps, c.inputs);
+  if (std::string why = cuda_unavailable_reason(); !why.empty()) {
+    try {
+      chain.run_cuda();
+      FAIL() << "run_cuda ran without a device";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), "the CUDA backend cannot run: " + why);
+    }
+    GTEST_SKIP() << why;
+  }
+  chain.run_cuda();
   for (auto& [name, tensor] : expected)
     EXPECT_LE(max_difference(tensor, chain.read(name)), 1e-9) << name;
 }

@@ -34,7 +34,8 @@
 // the grid op j launches alone; a zero fill is a grid-stride loop. Dependent wavefronts are
 // separate kernels, launched in order. A wavefront whose grids add up past
 // LaunchPlan::max_grid is split. Shapes and parameters are bound, so they are printed as
-// constants; the kernels take the storage of their buffers.
+// constants; the kernels take the storage of their buffers. run_cuda() copies every buffer to the
+// device, launches the kernels and copies every buffer back.
 #pragma once
 
 #include <memory>
@@ -100,6 +101,9 @@ class WavefrontChain {
   void write(const std::string& buffer, const Tensor& value);
 
   CudaWavefronts cuda() const;
+  // Runs cuda()'s kernels in order on the CUDA driver's device, on the chain's buffers; an Error
+  // where this build or machine cannot (see cuda_unavailable_reason).
+  void run_cuda();
 
  private:
   struct State;
