@@ -319,11 +319,12 @@ void set_threads(int threads) {
 
 void run_against_peers(benchmark::State& state, Workload (*make)()) {
   int threads = threads_for(int(state.range(0)));
+  // Before make(): oneDNN fixes a primitive's thread count when it creates it.
+  set_threads(threads);
   Workload w = make();
   CCompileOptions o;
   o.threads = threads;
   auto exe = compile_c(w.program, o);
-  set_threads(threads);
   std::vector<std::pair<std::string, std::function<void()>>> peers = {{"Eigen", w.eigen}};
   for (auto& p : w.peers) peers.push_back(p);
   if (w.output_bytes) {
