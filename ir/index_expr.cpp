@@ -260,6 +260,25 @@ bool pins_var(const Index& e, int var) {
   }
 }
 
+bool affine_in(const Index& e, const std::vector<int>& vars) {
+  auto free = [&](const Index& x) {
+    for (int v : vars)
+      if (uses_var(x, v)) return false;
+    return true;
+  };
+  switch (e->kind) {
+    case IndexKind::Neg:
+      return affine_in(e->a, vars);
+    case IndexKind::Add:
+    case IndexKind::Sub:
+      return affine_in(e->a, vars) && affine_in(e->b, vars);
+    case IndexKind::Mul:
+      return (free(e->a) && affine_in(e->b, vars)) || (free(e->b) && affine_in(e->a, vars));
+    default:
+      return e->kind == IndexKind::Var || free(e);
+  }
+}
+
 bool may_raise(const Index& e) {
   bool raises = false;
   visit(e, [&](const IndexNode& n) {

@@ -60,7 +60,8 @@ size_t reduction_loop(const Program& p, const Block& b, int64_t tile) {
     if (ex[k]) continue;
     int64_t s = 0, e = 0;
     bool small = is_const(b.loops[k].start, &s) && is_const(b.loops[k].end, &e) && e - s <= tile;
-    return k > 0 && !small ? k : 0;
+    // One reduction loop between output loops (matmul's k; conv2d's kh, kw, ic are left alone).
+    return k > 0 && !small && ex[k + 1] ? k : 0;
   }
   return 0;
 }
@@ -114,13 +115,21 @@ Program tile_registers(Program p, int64_t rows, int64_t cols) {
   std::vector<Block> blocks;
   for (auto& b : p.blocks) {
     size_t n = b.loops.size();
-    std::vector<bool> ex;
-    if (n < 3 || !qualifies(p, b, n - 3, &ex) || !ex[n - 3] || ex[n - 2] || !ex[n - 1]) {
+    // i, k..., j: j the last loop, i the first exclusive one before it, k... the loops between.
+    size_t ii = n;  // the position of i, n when the block does not qualify
+    for (size_t at = n >= 3 ? n - 2 : 0; at-- > 0;) {
+      std::vector<bool> ex;  // qualifying from an earlier loop is stricter: stop at the first no
+      if (!qualifies(p, b, at, &ex) || !ex[n - 1] || ex[n - 2]) break;
+      if (!ex[at]) continue;
+      ii = at;
+      break;
+    }
+    if (ii == n) {
       blocks.push_back(std::move(b));
       continue;
     }
-    // i, k, j: the whole tiles of i and j first, then the rows left over, then the columns.
-    const Loop i = b.loops[n - 3], j = b.loops[n - 1];
+    // i, k..., j: the whole tiles of i and j first, then the rows left over, then the columns.
+    const Loop i = b.loops[ii], j = b.loops[n - 1];
     auto whole = [](const Loop& l, int64_t size) {
       Index extent = idx::max(idx::sub(l.end, l.start), idx::constant(0));
       return idx::floordiv(extent, idx::constant(size));
@@ -134,8 +143,8 @@ Program tile_registers(Program p, int64_t rows, int64_t cols) {
     c.stmts = std::move(tiled.loops.back().stmts);
     tiled.loops.resize(n - 1);
     tiled.loops.back().stmts.clear();
-    tiled.loops.erase(tiled.loops.begin() + long(n - 3));
-    tiled.loops.insert(tiled.loops.begin() + long(n - 3), {ti, tj});
+    tiled.loops.erase(tiled.loops.begin() + long(ii));
+    tiled.loops.insert(tiled.loops.begin() + long(ii), {ti, tj});
     tiled.loops.push_back(r);
     tiled.loops.push_back(std::move(c));
     auto at = [](const Loop& l, const Loop& tile, const Loop& in, int64_t size) {
@@ -144,18 +153,17 @@ Program tile_registers(Program p, int64_t rows, int64_t cols) {
     };
     replace_var(tiled, i.var, at(i, ti, r, rows));
     replace_var(tiled, j.var, at(j, tj, c, cols));
-    if (empty(tiled.loops[n - 3]) || empty(tiled.loops[n - 2])) {
+    if (empty(tiled.loops[ii]) || empty(tiled.loops[ii + 1])) {
       blocks.push_back(std::move(b));
       continue;
     }
     Block rest_rows = b, rest_cols = std::move(b);
-    rest_rows.loops[n - 3].start = i_end;
-    rest_cols.loops[n - 3].end = i_end;
+    rest_rows.loops[ii].start = i_end;
+    rest_cols.loops[ii].end = i_end;
     rest_cols.loops[n - 1].start = j_end;
     blocks.push_back(std::move(tiled));
     for (Block* rest : {&rest_rows, &rest_cols})
-      if (!empty(rest->loops[n - 3]) && !empty(rest->loops[n - 1]))
-        blocks.push_back(std::move(*rest));
+      if (!empty(rest->loops[ii]) && !empty(rest->loops[n - 1])) blocks.push_back(std::move(*rest));
   }
   p.blocks = std::move(blocks);
   return p;

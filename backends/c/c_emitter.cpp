@@ -149,6 +149,7 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
     if (alias != v)
       nest += "      const int64_t " + alias + " = " + v + ";\n      (void)" + alias + ";\n";
     w.declare_carried(b, b.loops[0], 3, nest);
+    w.guard_from = 1;
     w.loop(b, 1, 3, nest, [&](size_t k, int indent, std::string& out) { simd(b, k, indent, out); });
     w.statements(b, b.loops[0], 3, nest);
     nest += "    }\n";
@@ -165,6 +166,7 @@ std::string function(const Program& original, const std::string& entry, bool rea
   KernelWriter w(p, codegen::Dialect::c);
   w.reciprocal_division = reassociate;
   w.register_tiles = true;
+  w.guard_empty_loops = true;
   std::string body;
   bool any_parallel = false;
   auto simd = [&](const Block& b, size_t k, int indent, std::string& out) {
@@ -207,6 +209,7 @@ std::string function(const Program& original, const std::string& entry, bool rea
     std::string nest;
     // The pragma is written after the nest, once we know whether it reports errors.
     std::string marker = "@@PRAGMA@@\n";
+    w.guard_from = pl.depth + size_t(pl.collapse);  // not between the parallel loops
     w.loop(b, 0, 1, nest, [&](size_t k, int indent, std::string& out) {
       if (pl.collapse && k == pl.depth)
         out += marker;

@@ -5,6 +5,7 @@
 
 #include "backends/codegen/parallel.h"
 #include "uops/error.h"
+#include "uops/ir/analysis.h"
 #include "uops/ir/printer.h"
 
 namespace uops::codegen {
@@ -209,7 +210,7 @@ std::string KernelWriter::load(const ValueNode& n) {
   std::string cast =
       (t == DType::i32 || (t == DType::f64) != f64_) ? "(" + std::string(scalar()) + ")" : "";
   std::string at = names_.tensors[n.tensor] + "[" + offset(n.tensor, n.index) + "]";
-  std::string cond = n.checked ? in_range(n.tensor, n.index) : "1";
+  std::string cond = n.checked && !unchecked_ ? in_range(n.tensor, n.index) : "1";
   if (cond == "1") return cast + at;
   return "(" + cond + " ? " + cast + at + " : " + literal(n.fill) + ")";
 }
@@ -406,27 +407,33 @@ void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::st
   }
 }
 
-// Inner loops of k with constant ranges [0, n), statements only in the innermost one, all
-// accumulating into one tensor at one unchecked index that holds each inner variable alone
-// (plus terms of outer variables) on some axis and does not use k: then each inner iteration
-// owns one element, the same in every iteration of k, and nothing in the loops reads it.
-bool KernelWriter::tile_loop(const Block& b, size_t k) const {
+// The first of the trailing loops with constant ranges [0, n) ("tile loops"), when loop k comes
+// before them and the block keeps a register tile around k: the loops from k to the tile loops
+// are not pivots and the tile loops hold few elements; the statements, only in the innermost
+// loop, all accumulate into one tensor at one unchecked index that holds each tile variable alone
+// (plus terms of other variables) on some axis and uses none of the loops from k to the tile
+// loops. Then each tile iteration owns one element, the same in every iteration of those loops,
+// and nothing in the loops reads it. Returns 0 otherwise.
+size_t KernelWriter::tile_loop(const Block& b, size_t k) const {
   // A loop that runs once gains nothing, and may be the second of a collapsed parallel pair.
-  if (!register_tiles || k + 1 >= b.loops.size() || b.loops[k].is_pivot() || runs_once(b.loops[k]))
-    return false;
-  std::vector<int> inner;
+  size_t n = b.loops.size();
+  if (!register_tiles || k + 1 >= n || b.loops[k].is_pivot() || runs_once(b.loops[k])) return 0;
+  size_t first = n;
   int64_t elements = 1;
-  for (size_t x = k + 1; x < b.loops.size(); ++x) {
-    const Loop& l = b.loops[x];
+  for (; first > k + 1; --first) {
+    const Loop& l = b.loops[first - 1];
     int64_t s = 0, e = 0;
-    if (!is_const(l.start, &s) || !is_const(l.end, &e) || s != 0 || e <= 0 ||
-        (x + 1 < b.loops.size() && l.is_pivot()) || !l.carried.empty())
-      return false;
+    if (!is_const(l.start, &s) || !is_const(l.end, &e) || s != 0 || e <= 0) break;
     elements *= e;
-    inner.push_back(l.var);
   }
+  if (first == n || elements > 1024) return 0;
+  for (size_t x = k; x + 1 < n; ++x)
+    if (b.loops[x].is_pivot()) return 0;
+  if (!b.loops.back().carried.empty()) return 0;
+  std::vector<int> inner;
+  for (size_t x = first; x < n; ++x) inner.push_back(b.loops[x].var);
   const auto& stmts = b.loops.back().stmts;
-  if (elements > 1024 || stmts.empty()) return false;
+  if (stmts.empty()) return 0;
   auto uses_inner = [&](const Index& e) {
     for (int v : inner)
       if (uses_var(e, v)) return true;
@@ -435,18 +442,21 @@ bool KernelWriter::tile_loop(const Block& b, size_t k) const {
   for (auto& s : stmts) {
     if (s.kind != StmtKind::accumulate || s.checked || s.tensor != stmts[0].tensor ||
         s.index.size() != stmts[0].index.size())
-      return false;
+      return 0;
     for (size_t a = 0; a < s.index.size(); ++a)
-      if (!equal(s.index[a], stmts[0].index[a])) return false;
+      if (!equal(s.index[a], stmts[0].index[a])) return 0;
     bool reads = false;
     for_each_load(s.value, [&](const ValueNode& n) {
       reads |= n.tensor == s.tensor;
       for (auto& e : n.index) reads |= uses_data(e);
     });
-    if (reads) return false;
+    if (reads) return 0;
   }
-  for (auto& e : stmts[0].index)
-    if (uses_data(e) || uses_var(e, b.loops[k].var)) return false;
+  for (auto& e : stmts[0].index) {
+    if (uses_data(e)) return 0;
+    for (size_t x = k; x < first; ++x)
+      if (uses_var(e, b.loops[x].var)) return 0;
+  }
   for (int v : inner) {
     bool alone = false;
     for (auto& e : stmts[0].index) {
@@ -454,9 +464,75 @@ bool KernelWriter::tile_loop(const Block& b, size_t k) const {
       alone |= var(e) || (e->kind == IndexKind::Add &&
                           ((var(e->a) && !uses_inner(e->b)) || (var(e->b) && !uses_inner(e->a))));
     }
-    if (!alone) return false;
+    if (!alone) return 0;
   }
-  return true;
+  return first;
+}
+
+// The condition under which every checked load of a register tile's statements is in range
+// for the whole tile, or "" when there is none to check or it cannot be written: each index is
+// affine in the tile variables, so checking the tile's corners suffices. The loads are only read
+// under it, so an index that may raise is left alone (its error must come from the load itself).
+std::string KernelWriter::tile_guard(const Block& b, size_t first, std::vector<int>* uses) {
+  std::vector<int> vars;
+  for (size_t x = first; x < b.loops.size(); ++x) vars.push_back(b.loops[x].var);
+  std::vector<const ValueNode*> loads;
+  bool ok = true;
+  for (auto& s : b.loops.back().stmts)
+    for_each_load(s.value, [&](const ValueNode& n) {
+      if (!n.checked) return;
+      for (auto& e : n.index) ok &= affine_in(e, vars) && !may_raise(e);
+      loads.push_back(&n);
+    });
+  if (!ok || loads.empty()) return "";
+  std::set<std::string> conditions;
+  for (size_t corner = 0; corner < (size_t(1) << vars.size()); ++corner) {
+    auto leaf = [&](const Index& e) -> Index {
+      for (size_t x = 0; x < vars.size(); ++x)
+        if (e->kind == IndexKind::Var && e->var == vars[x])
+          return corner >> x & 1 ? idx::sub(b.loops[first + x].end, idx::constant(1))
+                                 : b.loops[first + x].start;
+      return nullptr;
+    };
+    for (const ValueNode* n : loads) {
+      std::vector<Index> at;
+      for (size_t a = 0; a < n->index.size(); ++a) {
+        at.push_back(rewrite(n->index[a], leaf));
+        if (!spans_axis(n->tensor, a, at.back())) collect_vars(at.back(), *uses);
+      }
+      // One condition per axis (in_range joins them with &&), each written once.
+      std::string c = in_range(n->tensor, at);
+      for (size_t from = 0, to = 0; c != "1" && from < c.size(); from = to + 4) {
+        to = std::min(c.find(" && ", from), c.size());
+        conditions.insert(c.substr(from, to - from));
+      }
+    }
+  }
+  std::string guard;
+  for (auto& c : conditions) guard += (guard.empty() ? "" : " && ") + c;
+  return guard;
+}
+
+// Where to test which loop's range for emptiness, writing from loop `from`: the deepest loop
+// over a tail [a, b) with bounds that use no loop variables and cannot raise, tested before the
+// outermost loop from which no loop bound up to it can raise (skipping those loops skips nothing
+// observable, as no statement sits outside the innermost loop). {0, 0} when there is none.
+std::pair<size_t, size_t> KernelWriter::empty_guard(const Block& b, size_t from) const {
+  size_t n = b.loops.size();
+  for (size_t k = 0; k + 1 < n; ++k)
+    if (b.loops[k].is_pivot()) return {0, 0};
+  for (size_t m = n; m-- > from + 1;) {
+    const Loop& l = b.loops[m];
+    // [0, n) is empty only for an empty tensor: the tails [a, n) are what is worth testing.
+    int64_t s = 0;
+    if ((is_const(l.start, &s) && s == 0) || bounds_use_vars(l) || may_raise(l.start) ||
+        may_raise(l.end))
+      continue;
+    size_t at = m;
+    while (at > from && !may_raise(b.loops[at - 1].start) && !may_raise(b.loops[at - 1].end)) --at;
+    if (at < m) return {at, m};
+  }
+  return {0, 0};
 }
 
 void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
@@ -464,10 +540,45 @@ void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
                         const std::set<int>& atomic) {
   const Loop& l = b.loops[k];
   std::string v = Names::var(l.var);
-  if (tile_loop(b, k)) {
+  if (guard_empty_loops && empty_block_ != &b) {
+    empty_block_ = &b;
+    empty_guard_ = empty_guard(b, std::max(k, guard_from));
+  }
+  if (guard_empty_loops && empty_guard_.second > 0 && empty_guard_.first == k && !in_guard_) {
+    const Loop& m = b.loops[empty_guard_.second];
+    out += pad(indent) + "if (" + index(m.start) + " < " + index(m.end) + ") {\n";
+    in_guard_ = true;
+    loop(b, k, indent + 1, out, before, atomic);
+    in_guard_ = false;
+    out += pad(indent) + "}\n";
+    return;
+  }
+  // A tile's loads that check their bounds keep the compiler from holding the tile in registers:
+  // the loops run twice, unchecked where the whole tile is known in range.
+  // The guard goes around the loops that do not change it.
+  if (tile_.first >= 0 && !guarded_) {
+    std::vector<int> uses;
+    std::string guard = tile_guard(b, tile_first_, &uses);
+    size_t at = tile_outer_;
+    for (size_t x = at; x < tile_first_; ++x)
+      if (std::count(uses.begin(), uses.end(), b.loops[x].var)) at = x + 1;
+    if (!guard.empty() && k == at) {
+      guarded_ = true;
+      out += pad(indent) + "if (" + guard + ") {\n";
+      unchecked_ = true;
+      loop(b, k, indent + 1, out, before, atomic);
+      unchecked_ = false;
+      out += pad(indent) + "} else {\n";
+      loop(b, k, indent + 1, out, before, atomic);
+      out += pad(indent) + "}\n";
+      guarded_ = false;
+      return;
+    }
+  }
+  if (size_t first = tile_loop(b, k)) {
     const Stmt& s = b.loops.back().stmts[0];
     std::string name = "tile_" + v, dims, at = name, copy;
-    for (size_t x = k + 1; x < b.loops.size(); ++x) {
+    for (size_t x = first; x < b.loops.size(); ++x) {
       std::string u = Names::var(b.loops[x].var);
       dims += "[" + index(b.loops[x].end) + "]";
       at += "[" + u + "]";
@@ -478,6 +589,8 @@ void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent) + "{\n" + pad(indent + 1) + element_type(p_.tensors[s.tensor].dtype) + " " +
            name + dims + ";\n" + pad(indent + 1) + copy + at + " = " + element + ";\n";
     tile_ = {s.tensor, at};
+    tile_first_ = first;
+    tile_outer_ = k;
     register_tiles = false;
     loop(b, k, indent + 1, out, before, atomic);
     register_tiles = true;

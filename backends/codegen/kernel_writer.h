@@ -41,11 +41,19 @@ class KernelWriter {
   // Floating-point x / y prints as x * (1 / y), so a divisor invariant in a loop is divided
   // once (C's reassociating mode: rounding differs in the last bit).
   bool reciprocal_division = false;
-  // A loop whose inner loops have constant ranges [0, n) and accumulate, each iteration into its
-  // own element of one tensor that the loop reads nowhere else, keeps those elements in a local
-  // array across its iterations: loaded before it, stored after (the register tiles of
-  // tile_registers; C only). The same operations in the same order.
+  // A loop followed by loops whose innermost ones have constant ranges [0, n) and accumulate, each
+  // iteration of those into its own element of one tensor that the loops read nowhere else,
+  // keeps those elements in a local array across its iterations: loaded before it, stored after
+  // (the register tiles of tile_registers; C only). The same operations in the same order. Loads
+  // that check their bounds run unchecked under a test that the whole tile is in range (its
+  // corners), checked otherwise: conditional loads keep the compiler from holding the tile in
+  // registers.
   bool register_tiles = false;
+  // A block whose statements all sit in its innermost loop skips its loops at once when a deeper
+  // loop's range is empty (the rows and columns a register tile leaves over, often none), rather
+  // than running the loops between to find it out (C only).
+  bool guard_empty_loops = false;
+  size_t guard_from = 0;  // ... testing it no further out than this loop (inside parallel loops)
 
   std::string index(const Index& e);
   std::string value(const Value& v);
@@ -85,9 +93,18 @@ class KernelWriter {
   bool nonnegative(const Index& e) const;
   bool spans_axis(int t, size_t a, const Index& e) const;
   std::string store(const Stmt& s, bool atomic);
-  bool tile_loop(const Block& b, size_t k) const;
+  size_t tile_loop(const Block& b, size_t k) const;
+  std::string tile_guard(const Block& b, size_t first, std::vector<int>* uses);
+  std::pair<size_t, size_t> empty_guard(const Block& b, size_t from) const;
 
   std::pair<int, std::string> tile_{-1, ""};  // a tile's tensor, and its element's name in it
+  size_t tile_first_ = 0;                     // the first tile loop of the tile being written
+  size_t tile_outer_ = 0;                     // the outermost loop the tile is kept across
+  bool guarded_ = false;    // its loops are being written under their guard (or its else)
+  bool unchecked_ = false;  // ... and its checked loads are known in range
+  const Block* empty_block_ = nullptr;     // the block empty_guard_ was decided for
+  std::pair<size_t, size_t> empty_guard_;  // test loop .second's range before loop .first
+  bool in_guard_ = false;                  // writing the loops under that test
 
   const Program& p_;
   Dialect d_;

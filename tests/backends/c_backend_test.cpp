@@ -49,6 +49,28 @@ TEST(CBackend, MatmulMatchesInterpreter) {
   }
 }
 
+// conv2d runs in register tiles of 8 output pixels x 32 output channels (weights packed). Its
+// input loads check their bounds (padding): the tile's loops run unchecked under a guard where
+// the whole tile is in range and checked elsewhere. Sizes leave pixels and channels over, and the
+// parameters put tiles across the border, wholly in the padding, and strided or dilated.
+TEST(CBackend, Conv2dTilesCheckTheirBoundsOnce) {
+  Program p = optimize(forward_program(find_op("conv2d"), DType::f32));
+  std::string src = emit_c(p);
+  EXPECT_NE(src.find("float tile_v"), std::string::npos) << src;
+  EXPECT_NE(src.find("if (in_range("), std::string::npos) << src;
+  CCompileOptions exact;
+  exact.reassociate = false;
+  auto bitwise = compile_c(p, exact), fast = compile_c(p);
+  for (auto [stride, pad, dilation] : {std::tuple{1, 1, 1}, {2, 2, 1}, {1, 0, 2}, {1, 9, 1}}) {
+    ParamMap params = {{"stride", stride}, {"pad", pad}, {"dilation", dilation}};
+    TensorMap in = testing::random_inputs(p, {{"x", {2, 6, 19, 5}}, {"w", {40, 3, 3, 5}}},
+                                          stride * 100 + pad * 10 + dilation);
+    TensorMap want = interpret(p, in, params);
+    EXPECT_TRUE(testing::same_outputs(want, bitwise->run(in, params))) << pad;
+    EXPECT_TRUE(testing::same_outputs(want, fast->run(in, params), 1e-4)) << pad;
+  }
+}
+
 // softmax sums exponentials: with reassociation the sum runs as a SIMD reduction and exp may
 // be a vector variant (a few ulps); without it, bit for bit.
 TEST(CBackend, SoftmaxWithAndWithoutReassociation) {

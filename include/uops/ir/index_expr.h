@@ -62,6 +62,10 @@ bool is_fixed(const Index& e);
 // `e` determines `var`: it is ±var plus fixed terms, so distinct values of var give distinct
 // values of e.
 bool pins_var(const Index& e, int var);
+// `e` is affine in `vars` jointly: made of them by +, - and multiplication by factors that use
+// none of them, around terms that use none of them. Over a box of values of `vars`, such an
+// expression takes its least and greatest values at corners of the box.
+bool affine_in(const Index& e, const std::vector<int>& vars);
 // The one meaning of "may raise" that every component uses: `e` holds a division or modulo
 // whose divisor is not a positive constant (Data arguments included), so evaluating it can
 // raise an error and where and whether it is evaluated must not change. Nothing else raises

@@ -7,17 +7,19 @@
 // of all of B being streamed once per row. Applies to a block whose statements all sit in the
 // innermost loop and own no carried scalars, whose loop bounds use no loop variables or data,
 // whose statements cannot raise an error, and whose first loop that is not exclusive (k) has
-// exclusive loops before it and loops after it; a loop is exclusive when every tensor the block
-// writes is accessed, by every read and write in the block, at exactly its variable on one
-// common axis.
+// exclusive loops before it and an exclusive loop right after it; a loop is exclusive when every
+// tensor the block writes is accessed, by every read and write in the block, at exactly its
+// variable on one common axis.
 //
-// tile_registers: a block whose last three loops are i, k, j with i and j exclusive and k not
-// (the same conditions on those three loops; outer loops, such as the tiles above, may bound
-// them) becomes i', j', k, r, c with i = i.start + i' * rows + r and j = j.start + j' * cols + c
-// over the whole tiles, then the original block over the rows left over and over the columns
-// left over. The inner loops r and c have constant ranges, so the C backend keeps the rows x cols
-// elements they accumulate into in registers across k (codegen::KernelWriter::register_tiles),
-// and each load of A feeds `cols` multiply-adds and each of B `rows`.
+// tile_registers: a block whose last loops are i, k..., j with i and j exclusive and the one or
+// more loops k... between them not (the same conditions on those loops; outer loops, such as the
+// tiles above, may bound them: matmul's i, k, j; conv2d's output pixels, kh, kw, input channels,
+// output channels once loop ordering packed its weights) becomes i', j', k..., r, c with
+// i = i.start + i' * rows + r and j = j.start + j' * cols + c over the whole tiles, then the
+// original block over the rows left over and over the columns left over. The inner loops r and c
+// have constant ranges, so the C backend keeps the rows x cols elements they accumulate into in
+// registers across k... (codegen::KernelWriter::register_tiles), and each load of A feeds `cols`
+// multiply-adds and each of B `rows`.
 //
 // Both keep every result bit for bit: iterations with different values of the exclusive loops
 // touch disjoint written elements, and each element receives its contributions in the original
