@@ -84,9 +84,32 @@ bool accumulate_directly(const Program& p, size_t bi, Block& b, size_t k, int c)
   return true;
 }
 
+// Whether the loads of tensor t in the block can be read from a copy of t laid out for the new
+// order: t is not written in the block, every load of it holds one index whose axes are distinct
+// plain loop variables, one of them `var`, and some loop does not index t, so each element is
+// read several times and the copy pays for itself.
+bool packable(const Block& b, const std::vector<Access>& accesses, int t, int var) {
+  const std::vector<Index>* index = nullptr;
+  for (auto& a : accesses) {
+    if (a.tensor != t) continue;
+    if (a.write || (index && !same_index(*index, a.index))) return false;
+    index = &a.index;
+  }
+  std::vector<int> vars;
+  for (auto& e : *index) {
+    if (e->kind != IndexKind::Var || std::count(vars.begin(), vars.end(), e->var)) return false;
+    vars.push_back(e->var);
+  }
+  bool reused = std::any_of(b.loops.begin(), b.loops.end(), [&](const Loop& l) {
+    return !std::count(vars.begin(), vars.end(), l.var);
+  });
+  return reused && std::count(vars.begin(), vars.end(), var);
+}
+
 // The loop order of the header for a block whose statements all sit in its innermost loop, or
-// nothing when the block keeps its order.
-std::optional<std::vector<size_t>> better_order(const Block& b) {
+// nothing when the block keeps its order. `pack` receives the tensors whose loads must read a
+// copy laid out for the new order (see pack_for_order).
+std::optional<std::vector<size_t>> better_order(const Block& b, std::vector<int>* pack) {
   size_t n = b.loops.size();
   if (n < 2) return std::nullopt;
   size_t prefix = 0;
@@ -163,7 +186,16 @@ std::optional<std::vector<size_t>> better_order(const Block& b) {
       if (!a.write && !stride_one(a.index, v) && !invariant(a.index, v)) return false;
     return true;
   };
-  if (walks_well(last) && !walks_well(b.loops[*best].var)) return std::nullopt;
+  // Unless the strided loads are of tensors small enough to be read many times: conv2d's OHWI
+  // weights become [kh][kw][ic][oc], which makes it a matmul the tiling passes block in registers.
+  int v = b.loops[*best].var;
+  if (walks_well(last) && !walks_well(v)) {
+    for (auto& a : accesses) {
+      if (a.write || stride_one(a.index, v) || invariant(a.index, v)) continue;
+      if (!packable(b, accesses, a.tensor, v)) return std::nullopt;
+      if (!std::count(pack->begin(), pack->end(), a.tensor)) pack->push_back(a.tensor);
+    }
+  }
   std::vector<size_t> order;
   for (size_t k = 0; k < n; ++k)
     if (k != *best) order.push_back(k);
@@ -171,15 +203,63 @@ std::optional<std::vector<size_t>> better_order(const Block& b) {
   return order;
 }
 
-bool reorder(Block& b) {
-  auto order = better_order(b);
-  if (!order) return false;
+// Tensor t copied into a new temporary whose axes follow the block's loop order, filled by a block
+// put before `bi`, and the block's loads of t reading the copy (the same elements: bit-exact).
+void pack_for_order(Program& p, size_t bi, int t) {
+  Block& b = p.blocks[bi];
+  std::vector<Index> index;
+  for (auto& a : block_accesses(b))
+    if (a.tensor == t) index = a.index;
+  std::vector<size_t> axes;  // packed axis -> axis of t, in loop order
+  for (auto& l : b.loops)
+    for (size_t x = 0; x < index.size(); ++x)
+      if (index[x]->var == l.var) axes.push_back(x);
+  TensorInfo copy;
+  copy.name = p.tensors[t].name + "_packed";
+  while (p.find_tensor(copy.name) >= 0) copy.name += "_";
+  copy.dtype = p.tensors[t].dtype;
+  std::vector<Index> packed_index, source_index(index.size());
+  Block fill;
+  fill.origin = "pack " + p.tensors[t].name;
+  for (size_t x : axes) {
+    copy.shape.push_back(p.tensors[t].shape[x]);
+    packed_index.push_back(index[x]);
+    Loop l;
+    l.var = p.num_vars++;
+    l.start = idx::constant(0);
+    l.end = p.tensors[t].shape[x];
+    source_index[x] = idx::var(l.var);
+    fill.loops.push_back(std::move(l));
+  }
+  int packed = int(p.tensors.size());
+  Stmt s;
+  s.tensor = packed;
+  for (auto& l : fill.loops) s.index.push_back(idx::var(l.var));
+  s.checked = false;
+  s.value = val::load(t, source_index, 0.0, false);
+  fill.loops.back().stmts.push_back(std::move(s));
+  for (auto& st : b.loops.back().stmts)
+    st.value = rewrite(st.value, [&](const Value& v) -> Value {
+      if (v->kind != ValueKind::Load || v->tensor != t) return nullptr;
+      return val::load(packed, packed_index, v->fill, v->checked);
+    });
+  p.tensors.push_back(std::move(copy));
+  p.blocks.insert(p.blocks.begin() + long(bi), std::move(fill));
+}
+
+// Reorders block bi (packing what the new order needs); returns the blocks it put before it.
+size_t reorder(Program& p, size_t bi, Block b) {
+  std::vector<int> pack;
+  auto order = better_order(b, &pack);
+  if (!order) return 0;
   std::vector<Stmt> stmts = std::move(b.loops.back().stmts);
   std::vector<Loop> loops;
   for (size_t k : *order) loops.push_back(std::move(b.loops[k]));
   loops.back().stmts = std::move(stmts);
   b.loops = std::move(loops);
-  return true;
+  p.blocks[bi] = std::move(b);
+  for (int t : pack) pack_for_order(p, bi++, t);
+  return pack.size();
 }
 
 }  // namespace
@@ -192,7 +272,7 @@ Program order_loops(Program p) {
       for (auto& c : owned)
         if (c.op == ReduceOp::sum) accumulate_directly(p, bi, b, k, c.id);
     }
-    if (reorder(b)) p.blocks[bi] = std::move(b);
+    bi += reorder(p, bi, std::move(b));
   }
   return p;
 }

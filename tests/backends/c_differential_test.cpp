@@ -35,6 +35,7 @@ TEST(CDifferential, RandomProgramsMatchInterpreter) {
       o.dtype = seed % 2 ? DType::f64 : DType::f32;
       o.max_nodes = 4 + seed % 12;
       o.empty_raising = true;
+      o.contractions = seed % 4 == 1;
       cases.push_back(random_case(uint64_t(seed), o));
       Program p = lower(cases.back().graph);
       programs.push_back(seed % 3 ? optimize(p) : p);
@@ -72,21 +73,26 @@ TEST(CDifferential, RandomProgramsMatchInterpreter) {
 // programs have one, so the seeds are searched for them.
 TEST(CDifferential, RegisterTilesMatchInterpreter) {
   const int wanted = std::max(1, trials() / 30);
+  int guarded = 0;  // tiles with checked loads, run under a guard (kernel_writer.h)
   std::vector<RandomCase> cases;
   std::vector<Program> programs, tiled;
   for (uint64_t seed = 0; int(cases.size()) < wanted && seed < 100000; ++seed) {
     RandomGraphOptions o;
     o.dtype = seed % 2 ? DType::f64 : DType::f32;
     o.max_nodes = 6 + int(seed % 11);
+    o.contractions = seed % 2 == 1;
     RandomCase c = random_case(seed, o);
     Program p = optimize(lower(c.graph));
     Program t = tile_registers(tile_reductions(p, 2), 2, 3);
-    if (emit_c(t).find("tile_v") == std::string::npos) continue;
+    std::string src = emit_c(t);
+    if (src.find("tile_v") == std::string::npos) continue;
+    guarded += src.find("if (in_range(") != std::string::npos;
     cases.push_back(std::move(c));
     programs.push_back(std::move(p));
     tiled.push_back(std::move(t));
   }
   ASSERT_EQ(int(cases.size()), wanted) << "too few random programs have a contraction to tile";
+  EXPECT_GE(guarded, std::max(1, wanted / 10)) << "too few tiles check their loads";
   CCompileOptions quick;
   quick.extra_flags = {"-O1"};
   quick.reassociate = false;

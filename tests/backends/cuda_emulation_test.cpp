@@ -83,6 +83,7 @@ TEST(CudaEmulation, RandomProgramsMatchInterpreter) {
     for (int seed = first; seed < std::min(trials, first + batch); ++seed) {
       RandomGraphOptions o;
       o.dtype = seed % 2 ? DType::f64 : DType::f32;
+      o.contractions = seed % 4 == 1;
       cases.push_back(random_case(uint64_t(seed), o));
       Program p = lower(cases.back().graph);
       programs.push_back(seed % 3 ? optimize(p) : p);

@@ -34,6 +34,7 @@ RandomGraphOptions options_for(uint64_t seed) {
   o.smooth = seed % 5 == 0;
   o.max_nodes = 6 + int(seed % 11);
   o.empty_raising = true;
+  o.contractions = seed % 4 == 1;
   return o;
 }
 

@@ -136,17 +136,63 @@ TEST(LoopOrder, ReadOfAnotherElementBlocksReordering) {
   EXPECT_EQ(print(order_loops(p)), print(p));
 }
 
+// y[n, o] = sum over i of x[n, i] * w[o, i] (a linear layer without bias). The output loop o can
+// only go innermost if w is read with stride 1 along it: w is read once per n, so a copy laid out
+// [i][o] pays, and the block runs n, i, o on the copy, bit for bit.
+TEST(LoopOrder, StridedOperandReadManyTimesIsPacked) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32), w = g.input("w", 2, DType::f32);
+  Node xw = g.binary(BinaryOp::mul, g.reindex(x, {"dA0", "dB0", "dA1[=dB1]"}, {"i0", "i2"}, {x, w}),
+                     g.reindex(w, {"dA0", "dB0", "dA1"}, {"i1", "i2"}, {x, w}));
+  g.output("y", g.reindex(g.reduce(ReduceOp::sum, {2}, xw), {"dA0", "dA1"}, {"i0", "i1", "0"}));
+  Program p = lower(g), q = optimize(p, {true});
+  ASSERT_EQ(q.blocks.size(), 2u) << print(q);
+  EXPECT_EQ(print_block(q, q.blocks[0], 0).substr(0, 17), "block 0: pack w\n ") << print(q);
+  int packed = q.find_tensor("w_packed");
+  ASSERT_GE(packed, 0) << print(q);
+  EXPECT_EQ(q.tensors[packed].role, Role::temporary);
+  const Block& b = q.blocks[1];
+  EXPECT_EQ(b.loops.back().stmts[0].kind, StmtKind::accumulate) << print(q);
+  bool read = false;
+  for_each_load(b.loops.back().stmts[0].value, [&](const ValueNode& n) {
+    if (n.tensor != packed) return;
+    read = true;
+    EXPECT_EQ(n.index.back()->var, b.loops.back().var) << print(q);
+  });
+  EXPECT_TRUE(read) << print(q);
+  expect_bitwise(p, q, {{"x", mixed({7, 300})}, {"w", mixed({9, 300})}});
+}
+
+// y[i, j] = sum over k of a[i, j, k] * b[j, k]: j innermost would read a with stride a.2, and a
+// is read once in all, so no copy of it pays: the reduction stays innermost.
+TEST(LoopOrder, StridedOperandReadOnceIsNotPacked) {
+  Graph g;
+  Node a = g.input("a", 3, DType::f32), b = g.input("b", 2, DType::f32);
+  Node ab =
+      g.binary(BinaryOp::mul, a, g.reindex(b, {"dA0", "dA1", "dA2[=dB1]"}, {"i1", "i2"}, {a, b}));
+  g.output("y", g.reindex(g.reduce(ReduceOp::sum, {2}, ab), {"dA0", "dA1"}, {"i0", "i1", "0"}));
+  Program p = lower(g), q = optimize(p);
+  EXPECT_LT(q.find_tensor("a_packed"), 0) << print(q);
+  EXPECT_LT(q.find_tensor("b_packed"), 0) << print(q);
+  expect_bitwise(p, q, {{"a", mixed({3, 5, 40})}, {"b", mixed({5, 40})}});
+}
+
 // The random-program differential test (differential_test.cpp) only judges this pass if some of
 // its programs are reordered.
 TEST(LoopOrder, RandomProgramsExerciseIt) {
-  int changed = 0;
+  int changed = 0, packed = 0;
   for (uint64_t seed = 0; seed < 2000; ++seed) {
     RandomGraphOptions o;
     o.max_nodes = 6 + int(seed % 11);
-    Program p = lower(random_case(seed, o).graph);
-    changed += print(order_loops(p)) != print(p);
+    o.contractions = seed % 2 == 1;
+    Program p = lower(random_case(seed, o).graph), q = order_loops(p);
+    changed += print(q) != print(p);
+    // Operands worth packing appear once fusion has put a contraction in one block.
+    if (o.contractions)
+      for (auto& b : optimize(p).blocks) packed += b.origin.rfind("pack ", 0) == 0;
   }
   EXPECT_GT(changed, 20);  // 2000 seeds reorder about 50 programs
+  EXPECT_GT(packed, 20);
 }
 
 }  // namespace

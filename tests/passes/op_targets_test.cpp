@@ -1,6 +1,6 @@
-// The optimization targets on forward ops: matmul and conv2d become one block without
-// temporaries (matmul in i, k, j order, accumulating into its output); softmax and layernorm take
-// three passes over their rows. Also checks results.
+// The optimization targets on forward ops: matmul becomes one block without temporaries (in i,
+// k, j order, accumulating into its output), conv2d the same after packing its weights; softmax
+// and layernorm take three passes over their rows. Also checks results.
 #include <gtest/gtest.h>
 
 #include "uops/ir.h"
@@ -38,12 +38,23 @@ TEST(OpTargets, MatmulIsOneBlock) {
 }
 
 TEST(OpTargets, ConvolutionsAndPoolsAreOneBlock) {
-  for (const char* name : {"conv2d", "depthwise_conv2d", "batched_matmul", "linear", "maxpool2d",
-                           "avgpool2d", "gelu", "concat"}) {
+  for (const char* name : {"depthwise_conv2d", "batched_matmul", "linear", "maxpool2d", "avgpool2d",
+                           "gelu", "concat"}) {
     ProgramStats s = optimized_stats(name);
     EXPECT_EQ(s.blocks, 1) << name;
     EXPECT_EQ(s.temporaries, 0) << name;
   }
+}
+
+// conv2d's OHWI weights are copied to [kh][kw][ic][oc] so that the output channels, innermost,
+// read them with stride 1 and the tiling passes can block it like a matmul.
+TEST(OpTargets, Conv2dPacksItsWeights) {
+  std::string text;
+  ProgramStats s = optimized_stats("conv2d", &text);
+  EXPECT_EQ(s.blocks, 2);
+  EXPECT_EQ(s.temporaries, 1);
+  EXPECT_NE(text.find("tensor w_packed f32 [w.1, w.2, w.3, w.0] temp"), std::string::npos) << text;
+  EXPECT_NE(text.find("w_packed[v4, v5, v6, v3])\n"), std::string::npos) << text;
 }
 
 TEST(OpTargets, SoftmaxAndLayernormPasses) {

@@ -115,6 +115,7 @@ class Generator {
     static constexpr double with[] = {0.22, 0.4, 0.62, 0.75, 0.82, 0.9, 0.95};
     static constexpr double without[] = {0.32, 0.5, 0.72, 0.85, 0.92, 1.0, 1.0};
     const double* t = o_.iotas_and_casts ? with : without;
+    if (o_.contractions && chance(0.2)) return contraction_step();
     double r = real(0, 1);
     if (r < t[0]) return reindex_step();
     if (r < t[1]) return unary_step();
@@ -326,6 +327,60 @@ class Generator {
       return;
     }
     add(n, out, x.dtype, x.positive);
+  }
+
+  // y[..., j, 0] = sum over k of x[..., k] * w: w a new input [n, k] or [k, n]; half the time one
+  // axis of x is read shifted by one, so that reads at an edge fall outside and fill.
+  void contraction_step() {
+    const Info x = pick_float();
+    int r = int(x.shape.size());
+    if (!r) return;
+    int64_t k = x.shape.back(), n = uniform(1, 9);
+    std::vector<int64_t> product(x.shape.begin(), x.shape.end() - 1);
+    product.insert(product.end(), {n, k});
+    if (!fits(product)) return;
+    bool transposed = chance(0.5);
+    std::string name = str("x", inputs_++);
+    std::vector<int64_t> wshape = transposed ? std::vector<int64_t>{n, k} : std::vector{k, n};
+    Node w = c_.graph.input(name, 2, o_.dtype);
+    Tensor t(o_.dtype, wshape);
+    fill_values(t, o_.smooth);
+    c_.inputs[name] = std::move(t);
+    add(w, wshape, o_.dtype, o_.smooth);
+    std::string wn = transposed ? "dB0" : "dB1", wk = transposed ? "dB1" : "dB0";
+    std::vector<std::string> shape, xindex;
+    for (int a = 0; a + 1 < r; ++a) {
+      shape.push_back(str("dA", a));
+      xindex.push_back(str("i", a));
+    }
+    shape.push_back(wn);
+    shape.push_back(str("dA", r - 1));
+    xindex.push_back(str("i", r));
+    double fill = 0.0;
+    bool shifted = chance(0.5);
+    if (shifted) {
+      int a = int(uniform(0, r - 1));
+      xindex[a] += chance(0.5) ? " + 1" : " - 1";
+      fill = random_fill();
+    }
+    std::vector<std::string> asserted = shape;
+    asserted.back() += "[=" + wk + "]";
+    Node xr = c_.graph.reindex(x.node, asserted, xindex, {x.node, w}, fill);
+    std::vector<std::string> windex = {str("i", r - 1), str("i", r)};
+    if (!transposed) std::swap(windex[0], windex[1]);
+    Node wr = c_.graph.reindex(w, shape, windex, {x.node, w});
+    Node sum = c_.graph.reduce(ReduceOp::sum, {r}, c_.graph.binary(BinaryOp::mul, xr, wr));
+    // Without the reduced axis, as ops write it: the output's last axis is j.
+    std::vector<std::string> kept, at;
+    for (int a = 0; a < r; ++a) {
+      kept.push_back(str("dA", a));
+      at.push_back(str("i", a));
+    }
+    at.push_back("0");
+    product.pop_back();
+    add(c_.graph.reindex(sum, kept, at, {sum}), product, o_.dtype,
+        x.positive && o_.smooth && (!shifted || fill > 0));
+    made_ += 5;
   }
 
   // An index-value tensor shaped like a float node: positions, sizes and parameters as values.

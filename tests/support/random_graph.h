@@ -28,6 +28,11 @@ struct RandomGraphOptions {
   // Sometimes an extra output "empty" with a zero-size axis, read at an index that divides by
   // a parameter $z = 0: nothing may raise, since its loops never run.
   bool empty_raising = false;
+  // Contractions with a new weight input: y[..., j] = sum over x's last axis k of x[..., k] *
+  // w[j, k] (w read transposed, as linear and conv2d read their weights) or x[..., k] * w[k, j],
+  // sometimes with x shifted so that some reads fall outside and fill (the tiling passes and
+  // their bounds guards). Off: the graphs of seeds found before these nodes existed.
+  bool contractions = false;
   // For gradient checks: no floor, comparisons, max/min, ternaries or arg-reductions; log,
   // sqrt, rsqrt, recip, div and pow only on values known positive; inputs in [0.5, 1.5].
   bool smooth = false;

@@ -249,8 +249,8 @@ TEST_F(Uopc, RunPastTheMemoryBudgetIsAClearError) {
       "run conv2d --param stride=1 --param pad=100000 --param dilation=1 --in x=" + x +
       " --in w=" + w + " --out y=" + path("out.npy");
   expect_user_error(args,
-                    "tensor 'y' of shape [1, 200003, 200003, 2] f32 needs 298.0 GiB, past "
-                    "the memory budget");
+                    "tensor 'y' of shape [1, 200003, 200003, 2] f32 needs 298.0 GiB (the run "
+                    "298.0 GiB), past the memory budget");
   // The budget can be lowered (and raised) by an option and by the environment.
   std::string small = "run conv2d --param stride=1 --param pad=10 --param dilation=1 --in x=" + x +
                       " --in w=" + w + " --out y=" + path("out.npy");

@@ -9,14 +9,19 @@
 // Then, in a block whose statements all sit in the innermost loop and own no carried scalars,
 // the loops are reordered so that the innermost one stores with stride 1 (matmul: i, k, j),
 // which vectorizes without reassociating anything; but not when the innermost loop reads
-// everything with stride 1 and the new one would read something strided (conv2d over NHWC
-// with OHWI weights keeps its channel reduction innermost: a backend may run it as a SIMD
-// reduction). Loops whose variables index the written
-// elements ("kept") may move freely; the others keep their relative order, so every element
-// receives its contributions in the original order. Legal when every written tensor is accessed
-// everywhere in the block at one index that pins every kept variable (iterations that touch one
-// element differ only in the other loops), loop bounds use no loop variables, and nothing in
-// the statements can raise an error; loops whose bounds can raise one stay in place, as a prefix.
+// everything with stride 1 and the new one would read something strided (a backend may run the
+// reduction as a SIMD reduction), unless every strided load is of a tensor that is packable: not
+// written in the block, read at one index of distinct plain loop variables, and read many times
+// (some loop does not index it). Such a tensor is copied, by a block put before this one, into
+// a temporary whose axes follow the new loop order, and the block reads the copy: conv2d over
+// NHWC with OHWI weights reads [kh][kw][ic][oc] weights with the output channels innermost, the
+// shape the tiling passes block in registers (reduction_tiling.h). Loops whose variables index
+// the written elements ("kept") may move freely; the others keep their relative order, so every
+// element receives its contributions in the original order. Legal when every written tensor is
+// accessed everywhere in the block at one index that pins every kept variable (iterations that
+// touch one element differ only in the other loops), loop bounds use no loop variables, and
+// nothing in the statements can raise an error; loops whose bounds can raise one stay in place,
+// as a prefix.
 // The conversion of the first step is kept only when the block is then reordered.
 #pragma once
 
