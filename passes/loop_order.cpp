@@ -1,6 +1,7 @@
 #include "uops/passes/loop_order.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -46,18 +47,31 @@ bool starts_zero(const Program& p, size_t bi, int t) {
 }
 
 // Turns the carried sum owned by loop k with id c into accumulation into its one store, when the
-// conditions of the header hold; returns whether it did.
-bool accumulate_directly(const Program& p, size_t bi, Block& b, size_t k, int c) {
+// conditions of the header hold; returns whether it did. A store of more than the sum
+// (`y = c + b[j]`, a linear layer's bias) keeps that rest in `epilogue`, a block over the loops up
+// to k that rewrites y[idx] from the sum it then holds: y = y + b[j], the same operations.
+bool accumulate_directly(Program& p, size_t bi, Block& b, size_t k, int c,
+                         std::vector<Block>* epilogue) {
   Loop& owner = b.loops[k];
   auto store = std::find_if(owner.stmts.begin(), owner.stmts.end(), [&](const Stmt& s) {
-    return s.kind == StmtKind::assign && s.value->kind == ValueKind::Carried &&
-           s.value->carried == c;
+    return s.kind == StmtKind::assign && uses_carried(s.value, c);
   });
-  if (store == owner.stmts.end() || count_uses(b, c) != 1) return false;
+  if (store == owner.stmts.end() || count_uses(b, c) != 1 || may_raise(*store)) return false;
   int y = store->tensor;
   if (p.tensors[y].dtype != p.value_type() || !starts_zero(p, bi, y)) return false;
+  TensorSets sets = tensor_sets(b, int(p.tensors.size()));
   for (auto& a : block_accesses(b))
     if (a.tensor == y && !(a.write && a.loop == int(k))) return false;
+  bool rest = store->value->kind != ValueKind::Carried;
+  if (rest) {
+    // The rest reads what the block leaves behind: nothing the block writes but y (at idx).
+    bool reads_written = false;
+    for_each_load(store->value,
+                  [&](const ValueNode& n) { reads_written |= sets.writes[n.tensor]; });
+    std::vector<int> carried;
+    collect_carried(store->value, carried);
+    if (reads_written || carried.size() != 1) return false;
+  }
   for (auto& e : store->index)
     if (uses_data(e)) return false;
   for (size_t j = 0; j <= k; ++j) {
@@ -81,6 +95,31 @@ bool accumulate_directly(const Program& p, size_t bi, Block& b, size_t k, int c)
         s.op = ReduceOp::sum;
         s.carried = -1;
       }
+  if (!rest) return true;
+  Block after;
+  after.origin = b.origin;
+  std::map<int, Index> fresh;  // the owner loop and those outside it, on new variables
+  for (size_t j = 0; j <= k; ++j) fresh[b.loops[j].var] = idx::var(p.num_vars++);
+  auto renamed = [&](const Index& e) {
+    return rewrite(e, [&](const Index& x) -> Index {
+      return x->kind == IndexKind::Var && fresh.count(x->var) ? fresh[x->var] : nullptr;
+    });
+  };
+  for (size_t j = 0; j <= k; ++j) {
+    Loop l;
+    l.var = fresh[b.loops[j].var]->var;
+    l.start = renamed(b.loops[j].start);
+    l.end = renamed(b.loops[j].end);
+    after.loops.push_back(std::move(l));
+  }
+  for (auto& e : target.index) e = renamed(e);
+  Value sum = val::load(y, target.index, 0.0, target.checked);
+  target.value = rewrite(
+      target.value,
+      [&](const Value& v) -> Value { return v->kind == ValueKind::Carried ? sum : nullptr; },
+      renamed);
+  after.loops.back().stmts.push_back(std::move(target));
+  epilogue->push_back(std::move(after));
   return true;
 }
 
@@ -247,11 +286,14 @@ void pack_for_order(Program& p, size_t bi, int t) {
   p.blocks.insert(p.blocks.begin() + long(bi), std::move(fill));
 }
 
-// Reorders block bi (packing what the new order needs); returns the blocks it put before it.
+constexpr size_t kKept = size_t(-1);
+
+// Reorders block bi (packing what the new order needs); returns the blocks it put before it, or
+// kKept when the block keeps its order.
 size_t reorder(Program& p, size_t bi, Block b) {
   std::vector<int> pack;
   auto order = better_order(b, &pack);
-  if (!order) return 0;
+  if (!order) return kKept;
   std::vector<Stmt> stmts = std::move(b.loops.back().stmts);
   std::vector<Loop> loops;
   for (size_t k : *order) loops.push_back(std::move(b.loops[k]));
@@ -267,12 +309,21 @@ size_t reorder(Program& p, size_t bi, Block b) {
 Program order_loops(Program p) {
   for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
     Block b = p.blocks[bi];
+    int num_vars = p.num_vars;  // the epilogues take new loop variables
+    std::vector<Block> epilogues;
     for (size_t k = 0; k < b.loops.size(); ++k) {
       std::vector<Carried> owned = b.loops[k].carried;
       for (auto& c : owned)
-        if (c.op == ReduceOp::sum) accumulate_directly(p, bi, b, k, c.id);
+        if (c.op == ReduceOp::sum) accumulate_directly(p, bi, b, k, c.id, &epilogues);
     }
-    bi += reorder(p, bi, std::move(b));
+    size_t packs = reorder(p, bi, std::move(b));
+    if (packs == kKept) {
+      p.num_vars = num_vars;
+      continue;
+    }
+    bi += packs;
+    p.blocks.insert(p.blocks.begin() + long(bi) + 1, epilogues.begin(), epilogues.end());
+    bi += epilogues.size();
   }
   return p;
 }

@@ -38,12 +38,25 @@ TEST(OpTargets, MatmulIsOneBlock) {
 }
 
 TEST(OpTargets, ConvolutionsAndPoolsAreOneBlock) {
-  for (const char* name : {"depthwise_conv2d", "batched_matmul", "linear", "maxpool2d", "avgpool2d",
-                           "gelu", "concat"}) {
+  for (const char* name : {"depthwise_conv2d", "batched_matmul", "maxpool2d", "gelu", "concat"}) {
     ProgramStats s = optimized_stats(name);
     EXPECT_EQ(s.blocks, 1) << name;
     EXPECT_EQ(s.temporaries, 0) << name;
   }
+}
+
+// Sums stored with more than the sum accumulate into the output, then a block adds the rest:
+// linear's bias (after its weights are packed like conv2d's), avgpool2d's division.
+TEST(OpTargets, LinearAndAvgpoolFinishTheirSumsAfterwards) {
+  std::string text;
+  ProgramStats linear = optimized_stats("linear", &text);
+  EXPECT_EQ(linear.blocks, 3) << text;
+  EXPECT_EQ(linear.temporaries, 1) << text;
+  EXPECT_NE(text.find("y[v0, v1] sum= (x[v0, v2] * w_packed[v2, v1])"), std::string::npos) << text;
+  EXPECT_NE(text.find("] + b["), std::string::npos) << text;
+  ProgramStats avgpool = optimized_stats("avgpool2d", &text);
+  EXPECT_EQ(avgpool.blocks, 2) << text;
+  EXPECT_EQ(avgpool.temporaries, 0) << text;
 }
 
 // conv2d's OHWI weights are copied to [kh][kw][ic][oc] so that the output channels, innermost,

@@ -4,7 +4,10 @@
 // accumulation `y[idx] sum= v` where it was reduced, when y provably holds zeros on entry (an
 // output or temporary, which start zero-filled, that no earlier block writes), y has the program's
 // value type, nothing else in the block touches y, and idx tells the owner loop's iterations and
-// all outer ones apart. Then y receives 0 + v0 + v1 + ... in the same order: bit-exact.
+// all outer ones apart. Then y receives 0 + v0 + v1 + ... in the same order: bit-exact. A store of
+// more than the sum, `y[idx] = f(c)` (a bias added, a mean's division) where f reads nothing the
+// block writes and cannot raise, accumulates the same way and leaves `y[idx] = f(y[idx])` to a
+// block after it over the owner loop and those outside it: the same operations on the same values.
 //
 // Then, in a block whose statements all sit in the innermost loop and own no carried scalars,
 // the loops are reordered so that the innermost one stores with stride 1 (matmul: i, k, j),
