@@ -46,6 +46,28 @@ bool starts_zero(const Program& p, size_t bi, int t) {
   return true;
 }
 
+// Gives every loop of b a new variable, renamed everywhere in b.
+void fresh_vars(Program& p, Block& b) {
+  std::map<int, Index> fresh;
+  for (auto& l : b.loops) fresh[l.var] = idx::var(p.num_vars++);
+  auto index = [&](const Index& e) {
+    return rewrite(e, [&](const Index& x) -> Index {
+      return x->kind == IndexKind::Var && fresh.count(x->var) ? fresh[x->var] : nullptr;
+    });
+  };
+  for (auto& l : b.loops) {
+    l.var = fresh[l.var]->var;
+    l.start = index(l.start);
+    l.end = index(l.end);
+    for (auto& s : l.stmts) {
+      for (auto& e : s.index) e = index(e);
+      if (s.arg) s.arg = index(s.arg);
+      s.value = rewrite(
+          s.value, [](const Value&) -> Value { return nullptr; }, index);
+    }
+  }
+}
+
 // Turns the carried sum owned by loop k with id c into accumulation into its one store, when the
 // conditions of the header hold; returns whether it did. A store of more than the sum
 // (`y = c + b[j]`, a linear layer's bias) keeps that rest in `epilogue`, a block over the loops up
@@ -98,27 +120,14 @@ bool accumulate_directly(Program& p, size_t bi, Block& b, size_t k, int c,
   if (!rest) return true;
   Block after;
   after.origin = b.origin;
-  std::map<int, Index> fresh;  // the owner loop and those outside it, on new variables
-  for (size_t j = 0; j <= k; ++j) fresh[b.loops[j].var] = idx::var(p.num_vars++);
-  auto renamed = [&](const Index& e) {
-    return rewrite(e, [&](const Index& x) -> Index {
-      return x->kind == IndexKind::Var && fresh.count(x->var) ? fresh[x->var] : nullptr;
-    });
-  };
-  for (size_t j = 0; j <= k; ++j) {
-    Loop l;
-    l.var = fresh[b.loops[j].var]->var;
-    l.start = renamed(b.loops[j].start);
-    l.end = renamed(b.loops[j].end);
-    after.loops.push_back(std::move(l));
-  }
-  for (auto& e : target.index) e = renamed(e);
+  after.loops.assign(b.loops.begin(), b.loops.begin() + long(k) + 1);
+  for (auto& l : after.loops) l.stmts.clear();
   Value sum = val::load(y, target.index, 0.0, target.checked);
-  target.value = rewrite(
-      target.value,
-      [&](const Value& v) -> Value { return v->kind == ValueKind::Carried ? sum : nullptr; },
-      renamed);
+  target.value = rewrite(target.value, [&](const Value& v) -> Value {
+    return v->kind == ValueKind::Carried ? sum : nullptr;
+  });
   after.loops.back().stmts.push_back(std::move(target));
+  fresh_vars(p, after);
   epilogue->push_back(std::move(after));
   return true;
 }
@@ -148,7 +157,8 @@ bool packable(const Block& b, const std::vector<Access>& accesses, int t, int va
 // The loop order of the header for a block whose statements all sit in its innermost loop, or
 // nothing when the block keeps its order. `pack` receives the tensors whose loads must read a
 // copy laid out for the new order (see pack_for_order).
-std::optional<std::vector<size_t>> better_order(const Block& b, std::vector<int>* pack) {
+std::optional<std::vector<size_t>> better_order(const Program& p, const Block& b,
+                                                std::vector<int>* pack) {
   size_t n = b.loops.size();
   if (n < 2) return std::nullopt;
   size_t prefix = 0;
@@ -187,14 +197,21 @@ std::optional<std::vector<size_t>> better_order(const Block& b, std::vector<int>
 
   // The innermost candidate: a kept loop every store walks with stride 1, then the most loads
   // that walk it with stride 1 or do not depend on it.
-  auto stride_one = [](const std::vector<Index>& ix, int v) {
-    if (ix.empty() || !unit_stride(ix.back(), v)) return false;
-    for (size_t i = 0; i + 1 < ix.size(); ++i)
-      if (uses_var(ix[i], v)) return false;
+  auto stride_one = [&](const Access& a, int v) {
+    // Trailing axes of size 1 read at 0 (a kept dimension of a reduction) change no offset.
+    size_t last = a.index.size();
+    int64_t at = 0, size = 0;
+    while (last > 0 && is_const(a.index[last - 1], &at) && at == 0 &&
+           is_const(p.tensors[a.tensor].shape[last - 1], &size) && size == 1)
+      --last;
+    if (last == 0 || !unit_stride(a.index[last - 1], v)) return false;
+    for (size_t i = 0; i + 1 < last; ++i)
+      if (uses_var(a.index[i], v)) return false;
     return true;
   };
-  auto invariant = [](const std::vector<Index>& ix, int v) {
-    return std::none_of(ix.begin(), ix.end(), [&](const Index& e) { return uses_var(e, v); });
+  auto invariant = [](const Access& a, int v) {
+    return std::none_of(a.index.begin(), a.index.end(),
+                        [&](const Index& e) { return uses_var(e, v); });
   };
   std::optional<size_t> best;
   int best_score = -1;
@@ -205,36 +222,41 @@ std::optional<std::vector<size_t>> better_order(const Block& b, std::vector<int>
     int score = 0;
     for (auto& a : accesses) {
       if (a.write)
-        stores &= stride_one(a.index, v);
+        stores &= stride_one(a, v);
       else
-        score += stride_one(a.index, v) || invariant(a.index, v);
+        score += stride_one(a, v) || invariant(a, v);
     }
     if (stores && score >= best_score) best = k, best_score = score;
   }
-  if (!best || *best == n - 1) return std::nullopt;
+  if (!best) return std::nullopt;
   int last = b.loops.back().var;
   bool innermost_fine = kept.count(last) > 0;
   for (auto& a : accesses)
-    if (a.write) innermost_fine &= stride_one(a.index, last);
-  if (innermost_fine) return std::nullopt;
+    if (a.write) innermost_fine &= stride_one(a, last);
+  if (innermost_fine) best = n - 1;
   // A reduced innermost loop that reads everything with stride 1 vectorizes as a reduction
   // where the backend may reassociate; trading it for strided loads does not pay (conv2d:
   // 0.54 of Eigen against 0.23).
   auto walks_well = [&](int v) {
     for (auto& a : accesses)
-      if (!a.write && !stride_one(a.index, v) && !invariant(a.index, v)) return false;
+      if (!a.write && !stride_one(a, v) && !invariant(a, v)) return false;
     return true;
   };
-  // Unless the strided loads are of tensors small enough to be read many times: conv2d's OHWI
-  // weights become [kh][kw][ic][oc], which makes it a matmul the tiling passes block in registers.
+  // Unless the strided loads are of tensors read many times, packed: conv2d's OHWI weights
+  // become [kh][kw][ic][oc], which makes it a matmul the tiling passes block in registers. A
+  // block reordered anyway packs what it can too (a matmul gradient's B read transposed).
   int v = b.loops[*best].var;
-  if (walks_well(last) && !walks_well(v)) {
-    for (auto& a : accesses) {
-      if (a.write || stride_one(a.index, v) || invariant(a.index, v)) continue;
-      if (!packable(b, accesses, a.tensor, v)) return std::nullopt;
+  bool must = !innermost_fine && walks_well(last) && !walks_well(v);
+  for (auto& a : accesses) {
+    if (a.write || stride_one(a, v) || invariant(a, v)) continue;
+    if (packable(b, accesses, a.tensor, v)) {
       if (!std::count(pack->begin(), pack->end(), a.tensor)) pack->push_back(a.tensor);
+    } else if (must) {
+      return std::nullopt;
     }
   }
+  // An innermost loop already storing with stride 1 stays, reading packed copies if any.
+  if (innermost_fine && pack->empty()) return std::nullopt;
   std::vector<size_t> order;
   for (size_t k = 0; k < n; ++k)
     if (k != *best) order.push_back(k);
@@ -286,13 +308,43 @@ void pack_for_order(Program& p, size_t bi, int t) {
   p.blocks.insert(p.blocks.begin() + long(bi), std::move(fill));
 }
 
+// A block whose statements all sit in its innermost loop, write two or more tensors and read
+// none of them (an accumulation's read of its own element aside) computes each tensor on its
+// own: it splits into one block per written tensor, each with its statements in their order
+// (the later ones on new loop variables), when some part can then be reordered, which the whole
+// cannot (a matmul gradient's da and db, fused because they share their loops and loads).
+std::vector<Block> split_independent(Program& p, const Block& b) {
+  for (size_t k = 0; k < b.loops.size(); ++k)
+    if (!b.loops[k].carried.empty() || (k + 1 < b.loops.size() && !b.loops[k].stmts.empty()))
+      return {};
+  std::vector<int> written;
+  for (auto& s : b.loops.back().stmts) {
+    if (s.kind == StmtKind::reduce) return {};
+    if (!std::count(written.begin(), written.end(), s.tensor)) written.push_back(s.tensor);
+  }
+  if (written.size() < 2) return {};
+  for (auto& a : block_accesses(b))
+    if (!a.write && std::count(written.begin(), written.end(), a.tensor)) return {};
+  std::vector<Block> parts;
+  bool reorders = false;
+  for (int t : written) {
+    Block part = b;
+    std::erase_if(part.loops.back().stmts, [&](const Stmt& s) { return s.tensor != t; });
+    if (!parts.empty()) fresh_vars(p, part);
+    std::vector<int> pack;
+    reorders |= better_order(p, part, &pack).has_value();
+    parts.push_back(std::move(part));
+  }
+  return reorders ? parts : std::vector<Block>{};
+}
+
 constexpr size_t kKept = size_t(-1);
 
 // Reorders block bi (packing what the new order needs); returns the blocks it put before it, or
 // kKept when the block keeps its order.
 size_t reorder(Program& p, size_t bi, Block b) {
   std::vector<int> pack;
-  auto order = better_order(b, &pack);
+  auto order = better_order(p, b, &pack);
   if (!order) return kKept;
   std::vector<Stmt> stmts = std::move(b.loops.back().stmts);
   std::vector<Loop> loops;
@@ -308,8 +360,15 @@ size_t reorder(Program& p, size_t bi, Block b) {
 
 Program order_loops(Program p) {
   for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
+    int num_vars = p.num_vars;
+    if (auto parts = split_independent(p, p.blocks[bi]); !parts.empty()) {
+      p.blocks.erase(p.blocks.begin() + long(bi));
+      p.blocks.insert(p.blocks.begin() + long(bi), parts.begin(), parts.end());
+    } else {
+      p.num_vars = num_vars;
+    }
     Block b = p.blocks[bi];
-    int num_vars = p.num_vars;  // the epilogues take new loop variables
+    num_vars = p.num_vars;  // the epilogues take new loop variables
     std::vector<Block> epilogues;
     for (size_t k = 0; k < b.loops.size(); ++k) {
       std::vector<Carried> owned = b.loops[k].carried;

@@ -93,10 +93,36 @@ void replace_var(Block& b, int var, const Index& by) {
   }
 }
 
+// Loops from the outermost that may move (qualifies from there, and no bound from there on can
+// raise, so none is evaluated where it was not) in contraction order: the exclusive ones, then
+// the others in their order, then the last loop (a matmul gradient's db[k, j] += g[i, j] *
+// a[i, k] runs k, i, j). The exclusive loops own disjoint elements, so only the others' order
+// matters, and it is kept.
+void contraction_order(const Program& p, Block& b) {
+  size_t n = b.loops.size();
+  for (size_t first = 0; first + 2 < n; ++first) {
+    std::vector<bool> ex;
+    bool raises = false;
+    for (size_t k = first; k < n; ++k)
+      raises |= may_raise(b.loops[k].start) || may_raise(b.loops[k].end);
+    if (raises || !qualifies(p, b, first, &ex)) continue;
+    std::vector<Stmt> stmts = std::move(b.loops.back().stmts);
+    std::vector<Loop> loops(b.loops.begin(), b.loops.begin() + long(first));
+    for (bool exclusive : {true, false})
+      for (size_t k = first; k + 1 < n; ++k)
+        if (ex[k] == exclusive) loops.push_back(b.loops[k]);
+    loops.push_back(b.loops.back());
+    loops.back().stmts = std::move(stmts);
+    b.loops = std::move(loops);
+    return;
+  }
+}
+
 }  // namespace
 
 Program tile_reductions(Program p, int64_t tile) {
   for (auto& b : p.blocks) {
+    contraction_order(p, b);
     size_t k = reduction_loop(p, b, tile);
     if (k == 0) continue;
     Loop& inner = b.loops[k];

@@ -165,9 +165,14 @@ std::string KernelWriter::offset(int t, const std::vector<Index>& index) {
   if (index.empty()) return "0";
   std::string s = print_index(index[0], index.size() > 1 ? 2 : 1);
   for (size_t a = 1; a < index.size(); ++a) {
-    sizes_.insert({t, int(a)});
+    // A constant size is written as one, so the compiler sees unit strides (a reduction's kept
+    // axis of size 1).
+    int64_t size = 0;
+    bool fixed = is_const(p_.tensors[t].shape[a], &size);
+    if (!fixed) sizes_.insert({t, int(a)});
     if (a > 1) s = "(" + s + ")";
-    s += " * " + names_.size(t, int(a)) + " + " + print_index(index[a], 2);
+    s += " * " + (fixed ? std::to_string(size) : names_.size(t, int(a))) + " + " +
+         print_index(index[a], 2);
   }
   return s;
 }

@@ -3,7 +3,10 @@
 // and layernorm take three passes over their rows. Also checks results.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "uops/ir.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/stats.h"
@@ -57,6 +60,30 @@ TEST(OpTargets, LinearAndAvgpoolFinishTheirSumsAfterwards) {
   ProgramStats avgpool = optimized_stats("avgpool2d", &text);
   EXPECT_EQ(avgpool.blocks, 2) << text;
   EXPECT_EQ(avgpool.temporaries, 0) << text;
+}
+
+// matmul's gradient fuses da and db into one block (they share loops and loads); each is then
+// computed by a block of its own, da reading B packed transposed, so that both tile like a
+// matmul. Bit for bit.
+TEST(OpTargets, MatmulGradientSplitsIntoTwoContractions) {
+  const OpDef& op = find_op("matmul");
+  Program p = gradient_program(op, DType::f64), q = optimize(p, {true});
+  std::string text = print(q);
+  EXPECT_NE(text.find("block 4: pack b\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("da[v11, v13] sum= (grad_t5[v11, v12, 0] * b_packed[v12, v13])"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("db[v32, v31] sum= (grad_t5[v30, v31, 0] * a[v30, v32])"), std::string::npos)
+      << text;
+  TensorMap in;
+  for (auto& [name, shape] :
+       std::map<std::string, std::vector<int64_t>>{{"a", {5, 7}}, {"b", {7, 3}}, {"dc", {5, 3}}}) {
+    Tensor t(DType::f64, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set(i, 0.1 * double((i * 7919) % 23) - 1.1);
+    in[name] = t;
+  }
+  TensorMap want = interpret(p, in), got = interpret(q, in);
+  for (auto& [name, t] : want) EXPECT_EQ(t.bytes, got.at(name).bytes) << name;
 }
 
 // conv2d's OHWI weights are copied to [kh][kw][ic][oc] so that the output channels, innermost,

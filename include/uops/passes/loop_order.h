@@ -9,6 +9,10 @@
 // block writes and cannot raise, accumulates the same way and leaves `y[idx] = f(y[idx])` to a
 // block after it over the owner loop and those outside it: the same operations on the same values.
 //
+// A block whose statements all sit in its innermost loop, write several tensors and read none of
+// them computes each written tensor on its own: it splits into one block per tensor when a part
+// can then be reordered (a matmul gradient's da and db, which fusion joined).
+//
 // Then, in a block whose statements all sit in the innermost loop and own no carried scalars,
 // the loops are reordered so that the innermost one stores with stride 1 (matmul: i, k, j),
 // which vectorizes without reassociating anything; but not when the innermost loop reads
@@ -18,7 +22,9 @@
 // (some loop does not index it). Such a tensor is copied, by a block put before this one, into
 // a temporary whose axes follow the new loop order, and the block reads the copy: conv2d over
 // NHWC with OHWI weights reads [kh][kw][ic][oc] weights with the output channels innermost, the
-// shape the tiling passes block in registers (reduction_tiling.h). Loops whose variables index
+// shape the tiling passes block in registers (reduction_tiling.h). A block that reorders anyway,
+// or whose innermost loop already stores with stride 1, packs the packable tensors it reads with
+// stride (a matmul gradient's da reads B transposed). Loops whose variables index
 // the written elements ("kept") may move freely; the others keep their relative order, so every
 // element receives its contributions in the original order. Legal when every written tensor is
 // accessed everywhere in the block at one index that pins every kept variable (iterations that

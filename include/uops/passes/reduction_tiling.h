@@ -1,15 +1,18 @@
 // Tiling of contractions (matmul's i, k, j after loop ordering; batched matmul, linear and their
 // gradients take the same shape), in cache and in registers.
 //
-// tile_reductions: the reduction loop k is split into tiles of `tile` iterations, and the loop
-// over tiles moves outermost, so one tile of the operand indexed by k and the inner loops (a
-// block of B's rows) stays in cache while every outer iteration (every row of A) uses it, instead
-// of all of B being streamed once per row. Applies to a block whose statements all sit in the
-// innermost loop and own no carried scalars, whose loop bounds use no loop variables or data,
-// whose statements cannot raise an error, and whose first loop that is not exclusive (k) has
-// exclusive loops before it and an exclusive loop right after it; a loop is exclusive when every
-// tensor the block writes is accessed, by every read and write in the block, at exactly its
-// variable on one common axis.
+// tile_reductions: first, the loops of a block that may move (the conditions below, from its
+// outermost loop whose bounds and those of the loops inside it cannot raise) are put in
+// contraction order: the exclusive ones, then the others in their order, then the last one (a
+// matmul gradient's db[k, j] += g[i, j] * a[i, k] runs k, i, j). Then the reduction loop k is
+// split into tiles of `tile` iterations, and the loop over tiles moves outermost, so one tile of
+// the operand indexed by k and the inner loops (a block of B's rows) stays in cache while every
+// outer iteration (every row of A) uses it, instead of all of B being streamed once per row.
+// Applies to a block whose statements all sit in the innermost loop and own no carried scalars,
+// whose loop bounds use no loop variables or data, whose statements cannot raise an error, and
+// whose first loop that is not exclusive (k) has exclusive loops before it and an exclusive loop
+// right after it; a loop is exclusive when every tensor the block writes is accessed, by every read
+// and write in the block, at exactly its variable on one common axis.
 //
 // tile_registers: a block whose last loops are i, k..., j with i and j exclusive and the one or
 // more loops k... between them not (the same conditions on those loops; outer loops, such as the
