@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "uops/backends/c/c_backend.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
 #include "uops/uops.h"
@@ -251,6 +252,37 @@ Workload matmul() {
   return w;
 }
 
+// matmul's gradient: da = dc * b^T and db = a^T * dc, two GEMMs for the peers.
+Workload matmul_grad() {
+  Workload w;
+  w.program = optimize(gradient_program(find_op("matmul"), DType::f32));
+  const int64_t n = 512;
+  w.inputs = {{"a", random_tensor({n, n}, 12)},
+              {"b", random_tensor({n, n}, 13)},
+              {"dc", random_tensor({n, n}, 14)}};
+  auto da = std::make_shared<RowMatrix>(n, n), db = std::make_shared<RowMatrix>(n, n);
+  const float* ap = w.inputs["a"].data<float>();
+  const float* bp = w.inputs["b"].data<float>();
+  const float* gp = w.inputs["dc"].data<float>();
+  w.eigen = [=] {
+    da->noalias() = ConstMap(gp, n, n) * ConstMap(bp, n, n).transpose();
+    db->noalias() = ConstMap(ap, n, n).transpose() * ConstMap(gp, n, n);
+    benchmark::DoNotOptimize(da->data());
+    benchmark::DoNotOptimize(db->data());
+  };
+#ifdef UOPS_BENCH_OPENBLAS
+  w.peers.emplace_back("OpenBLAS", [=] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, gp, n, bp, n, 0.0f,
+                da->data(), n);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, n, n, 1.0f, ap, n, gp, n, 0.0f,
+                db->data(), n);
+    benchmark::DoNotOptimize(da->data());
+    benchmark::DoNotOptimize(db->data());
+  });
+#endif
+  return w;
+}
+
 // Eigen's fastest route for a small-kernel NHWC convolution: im2col, then one GEMM.
 Workload conv2d() {
   Workload w;
@@ -364,6 +396,7 @@ AGAINST_PEERS(elementwise)
 AGAINST_PEERS(softmax)
 AGAINST_PEERS(layernorm)
 AGAINST_PEERS(matmul)
+AGAINST_PEERS(matmul_grad)
 AGAINST_PEERS(conv2d)
 
 // Compile latency of the optimized conv2d program: cold (an empty cache) and a cache hit.
