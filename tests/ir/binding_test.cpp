@@ -2,6 +2,7 @@
 // a clear message, raised by interpret() and by an Executable before anything is returned.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "support/tensors.h"
@@ -46,6 +47,19 @@ std::string error_of(const TensorMap& inputs, const ParamMap& params) {
 
 TensorMap good_inputs() {
   return {{"x", f32({2, 2}, {1, 2, 3, 4})}, {"y", f32({2, 2}, {10, 20, 30, 40})}};
+}
+
+// Tensors' bytes start on a cache line, so kernels' vector loads never straddle two (large
+// blocks from plain new start 16 bytes into a page).
+TEST(Binding, TensorBytesAreCacheLineAligned) {
+  for (int64_t n : {1, 100, 1 << 20}) {
+    Tensor t(DType::f32, {n});
+    Tensor u = Tensor::uninitialized(DType::f64, {n});
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.bytes.data()) % 64, 0u) << n;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(u.bytes.data()) % 64, 0u) << n;
+    Tensor copy = t;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(copy.bytes.data()) % 64, 0u) << n;
+  }
 }
 
 TEST(Binding, ValidInputsRun) {

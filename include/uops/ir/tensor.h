@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,13 +17,18 @@ namespace detail {
 
 // Leaves the elements a vector grows by uninitialized (value-initialization is still explicit),
 // so that an output a kernel writes in full is not zeroed first: for an elementwise kernel that
-// zeroing is a quarter of the run.
+// zeroing is a quarter of the run. And aligns them to a cache line: a vector load straddling two
+// lines costs bandwidth (large blocks from malloc start 16 bytes into a page; an elementwise
+// kernel ran at 0.85 of a memcpy, which aligns its own accesses).
 template <typename T>
 struct UninitializedAllocator : std::allocator<T> {
+  static constexpr std::align_val_t kAlignment{64};
   template <typename U>
   struct rebind {
     using other = UninitializedAllocator<U>;
   };
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }
   template <typename U>
   void construct(U* p) {
     ::new (static_cast<void*>(p)) U;
