@@ -134,8 +134,10 @@ bool accumulate_directly(Program& p, size_t bi, Block& b, size_t k, int c,
 
 // Whether the loads of tensor t in the block can be read from a copy of t laid out for the new
 // order: t is not written in the block, every load of it holds one index whose axes are distinct
-// plain loop variables, one of them `var`, and some loop does not index t, so each element is
-// read several times and the copy pays for itself.
+// plain loop variables, one of them `var`, and at least two loops do not index t, so each element
+// is read many times and the copy pays for itself (conv2d's weights, once per output pixel). One
+// such loop is not enough: it is a linear layer's batch, often 1, where a copy of the weights
+// costs more than the product (a matrix-vector product reads each weight once).
 bool packable(const Block& b, const std::vector<Access>& accesses, int t, int var) {
   const std::vector<Index>* index = nullptr;
   for (auto& a : accesses) {
@@ -148,10 +150,10 @@ bool packable(const Block& b, const std::vector<Access>& accesses, int t, int va
     if (e->kind != IndexKind::Var || std::count(vars.begin(), vars.end(), e->var)) return false;
     vars.push_back(e->var);
   }
-  bool reused = std::any_of(b.loops.begin(), b.loops.end(), [&](const Loop& l) {
+  auto reuse = std::count_if(b.loops.begin(), b.loops.end(), [&](const Loop& l) {
     return !std::count(vars.begin(), vars.end(), l.var);
   });
-  return reused && std::count(vars.begin(), vars.end(), var);
+  return reuse >= 2 && std::count(vars.begin(), vars.end(), var);
 }
 
 // The loop order of the header for a block whose statements all sit in its innermost loop, or

@@ -137,61 +137,123 @@ Program tile_reductions(Program p, int64_t tile) {
   return p;
 }
 
+namespace {
+
+// tile_registers on one block, appending what it becomes to `out`. (The rows left over are not
+// tiled again with fewer rows: their start, in their indices, would repeat i's end, which for
+// conv2d divides by the stride, and a division the compiler cannot hoist made such tiles slower
+// than none.)
+void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Block>& out) {
+  size_t n = b.loops.size();
+  // i, k..., j: j the last loop, i the first exclusive one before it, k... the loops between.
+  size_t ii = n;  // the position of i, n when the block does not qualify
+  for (size_t at = n >= 3 ? n - 2 : 0; at-- > 0;) {
+    std::vector<bool> ex;  // qualifying from an earlier loop is stricter: stop at the first no
+    if (!qualifies(p, b, at, &ex) || !ex[n - 1] || ex[n - 2]) break;
+    if (!ex[at]) continue;
+    ii = at;
+    break;
+  }
+  if (ii == n) {
+    out.push_back(std::move(b));
+    return;
+  }
+  // i, k..., j: the whole tiles of i and j first, then the rows left over, then the columns.
+  const Loop i = b.loops[ii], j = b.loops[n - 1];
+  auto whole = [](const Loop& l, int64_t size) {
+    Index extent = idx::max(idx::sub(l.end, l.start), idx::constant(0));
+    return idx::floordiv(extent, idx::constant(size));
+  };
+  Index i_end = idx::add(i.start, idx::mul(whole(i, rows), idx::constant(rows)));
+  Index j_end = idx::add(j.start, idx::mul(whole(j, cols), idx::constant(cols)));
+  Block tiled = b;
+  Loop ti = counted(p.num_vars++, whole(i, rows)), tj = counted(p.num_vars++, whole(j, cols));
+  Loop r = counted(p.num_vars++, idx::constant(rows)),
+       c = counted(p.num_vars++, idx::constant(cols));
+  c.stmts = std::move(tiled.loops.back().stmts);
+  tiled.loops.resize(n - 1);
+  tiled.loops.back().stmts.clear();
+  tiled.loops.erase(tiled.loops.begin() + long(ii));
+  tiled.loops.insert(tiled.loops.begin() + long(ii), {ti, tj});
+  tiled.loops.push_back(r);
+  tiled.loops.push_back(std::move(c));
+  auto at = [](const Loop& l, const Loop& tile, const Loop& in, int64_t size) {
+    return idx::add(idx::add(l.start, idx::mul(idx::var(tile.var), idx::constant(size))),
+                    idx::var(in.var));
+  };
+  replace_var(tiled, i.var, at(i, ti, r, rows));
+  replace_var(tiled, j.var, at(j, tj, c, cols));
+  if (empty(tiled.loops[ii]) || empty(tiled.loops[ii + 1])) {
+    out.push_back(std::move(b));
+    return;
+  }
+  Block rest_rows = b, rest_cols = std::move(b);
+  rest_rows.loops[ii].start = i_end;
+  rest_cols.loops[ii].end = i_end;
+  rest_cols.loops[n - 1].start = j_end;
+  out.push_back(std::move(tiled));
+  for (Block* rest : {&rest_rows, &rest_cols})
+    if (!empty(rest->loops[ii]) && !empty(rest->loops[n - 1])) out.push_back(std::move(*rest));
+}
+
+}  // namespace
+
 Program tile_registers(Program p, int64_t rows, int64_t cols) {
   std::vector<Block> blocks;
-  for (auto& b : p.blocks) {
-    size_t n = b.loops.size();
-    // i, k..., j: j the last loop, i the first exclusive one before it, k... the loops between.
-    size_t ii = n;  // the position of i, n when the block does not qualify
-    for (size_t at = n >= 3 ? n - 2 : 0; at-- > 0;) {
-      std::vector<bool> ex;  // qualifying from an earlier loop is stricter: stop at the first no
-      if (!qualifies(p, b, at, &ex) || !ex[n - 1] || ex[n - 2]) break;
-      if (!ex[at]) continue;
-      ii = at;
-      break;
-    }
-    if (ii == n) {
-      blocks.push_back(std::move(b));
-      continue;
-    }
-    // i, k..., j: the whole tiles of i and j first, then the rows left over, then the columns.
-    const Loop i = b.loops[ii], j = b.loops[n - 1];
-    auto whole = [](const Loop& l, int64_t size) {
-      Index extent = idx::max(idx::sub(l.end, l.start), idx::constant(0));
-      return idx::floordiv(extent, idx::constant(size));
-    };
-    Index i_end = idx::add(i.start, idx::mul(whole(i, rows), idx::constant(rows)));
-    Index j_end = idx::add(j.start, idx::mul(whole(j, cols), idx::constant(cols)));
-    Block tiled = b;
-    Loop ti = counted(p.num_vars++, whole(i, rows)), tj = counted(p.num_vars++, whole(j, cols));
-    Loop r = counted(p.num_vars++, idx::constant(rows)),
-         c = counted(p.num_vars++, idx::constant(cols));
-    c.stmts = std::move(tiled.loops.back().stmts);
-    tiled.loops.resize(n - 1);
-    tiled.loops.back().stmts.clear();
-    tiled.loops.erase(tiled.loops.begin() + long(ii));
-    tiled.loops.insert(tiled.loops.begin() + long(ii), {ti, tj});
-    tiled.loops.push_back(r);
-    tiled.loops.push_back(std::move(c));
-    auto at = [](const Loop& l, const Loop& tile, const Loop& in, int64_t size) {
-      return idx::add(idx::add(l.start, idx::mul(idx::var(tile.var), idx::constant(size))),
-                      idx::var(in.var));
-    };
-    replace_var(tiled, i.var, at(i, ti, r, rows));
-    replace_var(tiled, j.var, at(j, tj, c, cols));
-    if (empty(tiled.loops[ii]) || empty(tiled.loops[ii + 1])) {
-      blocks.push_back(std::move(b));
-      continue;
-    }
-    Block rest_rows = b, rest_cols = std::move(b);
-    rest_rows.loops[ii].start = i_end;
-    rest_cols.loops[ii].end = i_end;
-    rest_cols.loops[n - 1].start = j_end;
-    blocks.push_back(std::move(tiled));
-    for (Block* rest : {&rest_rows, &rest_cols})
-      if (!empty(rest->loops[ii]) && !empty(rest->loops[n - 1])) blocks.push_back(std::move(*rest));
-  }
+  for (auto& b : p.blocks) tile_block(p, std::move(b), rows, cols, blocks);
   p.blocks = std::move(blocks);
+  return p;
+}
+
+Program tile_copies(Program p, int64_t tile) {
+  for (auto& b : p.blocks) {
+    std::vector<bool> ex;
+    size_t n = b.loops.size();
+    if (n < 2 || !qualifies(p, b, 0, &ex) || std::find(ex.begin(), ex.end(), false) != ex.end())
+      continue;
+    const Loop& j = b.loops.back();
+    bool assigns = true, stores_along_j = true;
+    for (auto& s : j.stmts) {
+      assigns &= s.kind == StmtKind::assign;
+      stores_along_j &= !s.index.empty() && s.index.back()->kind == IndexKind::Var &&
+                        s.index.back()->var == j.var;
+    }
+    // A load whose last axis is another loop's variable and that moves along j elsewhere.
+    int across = -1;
+    for (auto& s : j.stmts)
+      for_each_load(s.value, [&](const ValueNode& n) {
+        if (n.index.empty() || n.index.back()->kind != IndexKind::Var ||
+            n.index.back()->var == j.var)
+          return;
+        for (auto& e : n.index) across = uses_var(e, j.var) ? n.index.back()->var : across;
+      });
+    auto at = std::find_if(b.loops.begin(), b.loops.end() - 1,
+                           [&](const Loop& l) { return l.var == across; });
+    if (!assigns || !stores_along_j || at == b.loops.end() - 1) continue;
+    bool raises = false;
+    for (const Loop* l : {&*at, &b.loops.back()})
+      raises |= may_raise(l->start) || may_raise(l->end);
+    if (raises) continue;
+    // i becomes the tiles i' in place and moves in, next to j, as the rows of a tile.
+    auto split = [&](Loop& l) {
+      Index extent = idx::sub(l.end, l.start);
+      Loop tiles = counted(p.num_vars++, idx::floordiv(idx::add(extent, idx::constant(tile - 1)),
+                                                       idx::constant(tile)));
+      Index first = idx::add(l.start, idx::mul(idx::var(tiles.var), idx::constant(tile)));
+      l.end = idx::min(l.end, idx::add(first, idx::constant(tile)));
+      l.start = first;
+      return tiles;
+    };
+    Loop i = *at;
+    Loop i_tiles = split(i), j_tiles = split(b.loops.back());
+    Loop inner = std::move(b.loops.back());
+    b.loops.pop_back();
+    *std::find_if(b.loops.begin(), b.loops.end(), [&](const Loop& l) { return l.var == i.var; }) =
+        std::move(i_tiles);
+    b.loops.push_back(std::move(j_tiles));
+    b.loops.push_back(std::move(i));
+    b.loops.push_back(std::move(inner));
+  }
   return p;
 }
 

@@ -153,15 +153,18 @@ TEST(LoopOrder, ReadOfAnotherElementBlocksReordering) {
   EXPECT_EQ(print(order_loops(p)), print(p));
 }
 
-// y[n, o] = sum over i of x[n, i] * w[o, i] (a linear layer without bias). The output loop o can
-// only go innermost if w is read with stride 1 along it: w is read once per n, so a copy laid out
-// [i][o] pays, and the block runs n, i, o on the copy, bit for bit.
+// y[n, p, o] = sum over i of x[n, p, i] * w[o, i] (conv2d's shape: batch, pixels, channels).
+// The output loop o can only go innermost if w is read with stride 1 along it: w is read once per
+// n and p, so a copy laid out [i][o] pays, and the block runs n, p, i, o on the copy, bit for bit.
 TEST(LoopOrder, StridedOperandReadManyTimesIsPacked) {
   Graph g;
-  Node x = g.input("x", 2, DType::f32), w = g.input("w", 2, DType::f32);
-  Node xw = g.binary(BinaryOp::mul, g.reindex(x, {"dA0", "dB0", "dA1[=dB1]"}, {"i0", "i2"}, {x, w}),
-                     g.reindex(w, {"dA0", "dB0", "dA1"}, {"i1", "i2"}, {x, w}));
-  g.output("y", g.reindex(g.reduce(ReduceOp::sum, {2}, xw), {"dA0", "dA1"}, {"i0", "i1", "0"}));
+  Node x = g.input("x", 3, DType::f32), w = g.input("w", 2, DType::f32);
+  std::vector<Node> from = {x, w};
+  Node xw = g.binary(BinaryOp::mul,
+                     g.reindex(x, {"dA0", "dA1", "dB0", "dA2[=dB1]"}, {"i0", "i1", "i3"}, from),
+                     g.reindex(w, {"dA0", "dA1", "dB0", "dA2"}, {"i2", "i3"}, from));
+  g.output("y", g.reindex(g.reduce(ReduceOp::sum, {3}, xw), {"dA0", "dA1", "dA2"},
+                          {"i0", "i1", "i2", "0"}));
   Program p = lower(g), q = optimize(p, {true});
   ASSERT_EQ(q.blocks.size(), 2u) << print(q);
   EXPECT_EQ(print_block(q, q.blocks[0], 0).substr(0, 17), "block 0: pack w\n ") << print(q);
@@ -177,6 +180,22 @@ TEST(LoopOrder, StridedOperandReadManyTimesIsPacked) {
     EXPECT_EQ(n.index.back()->var, b.loops.back().var) << print(q);
   });
   EXPECT_TRUE(read) << print(q);
+  expect_bitwise(p, q, {{"x", mixed({3, 5, 200})}, {"w", mixed({9, 200})}});
+}
+
+// y[n, o] = sum over i of x[n, i] * w[o, i] (a linear layer without bias): w is reused only
+// across the batch, often of 1, where a copy of w would cost more than the product. The
+// reduction stays innermost, where it reads both with stride 1.
+TEST(LoopOrder, OperandReusedAcrossOneLoopIsNotPacked) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32), w = g.input("w", 2, DType::f32);
+  Node xw = g.binary(BinaryOp::mul, g.reindex(x, {"dA0", "dB0", "dA1[=dB1]"}, {"i0", "i2"}, {x, w}),
+                     g.reindex(w, {"dA0", "dB0", "dA1"}, {"i1", "i2"}, {x, w}));
+  g.output("y", g.reindex(g.reduce(ReduceOp::sum, {2}, xw), {"dA0", "dA1"}, {"i0", "i1", "0"}));
+  Program p = lower(g), q = optimize(p);
+  EXPECT_LT(q.find_tensor("w_packed"), 0) << print(q);
+  ASSERT_EQ(q.blocks.size(), 1u) << print(q);
+  EXPECT_EQ(q.blocks[0].loops[1].carried.size(), 1u) << print(q);
   expect_bitwise(p, q, {{"x", mixed({7, 300})}, {"w", mixed({9, 300})}});
 }
 

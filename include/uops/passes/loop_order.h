@@ -19,12 +19,13 @@
 // everything with stride 1 and the new one would read something strided (a backend may run the
 // reduction as a SIMD reduction), unless every strided load is of a tensor that is packable: not
 // written in the block, read at one index of distinct plain loop variables, and read many times
-// (some loop does not index it). Such a tensor is copied, by a block put before this one, into
-// a temporary whose axes follow the new loop order, and the block reads the copy: conv2d over
+// (at least two loops do not index it; across one loop, a linear layer's batch, often of 1, the
+// copy would cost more than the product). Such a tensor is copied, by a block put before this one,
+// into a temporary whose axes follow the new loop order, and the block reads the copy: conv2d over
 // NHWC with OHWI weights reads [kh][kw][ic][oc] weights with the output channels innermost, the
 // shape the tiling passes block in registers (reduction_tiling.h). A block that reorders anyway,
 // or whose innermost loop already stores with stride 1, packs the packable tensors it reads with
-// stride (a matmul gradient's da reads B transposed). Loops whose variables index
+// stride too. Loops whose variables index
 // the written elements ("kept") may move freely; the others keep their relative order, so every
 // element receives its contributions in the original order. Legal when every written tensor is
 // accessed everywhere in the block at one index that pins every kept variable (iterations that
