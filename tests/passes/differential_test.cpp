@@ -132,5 +132,15 @@ TEST(Differential, RegisterTilesMatchExactly) {
   EXPECT_GE(tiled, n / 400) << "too few random programs have a contraction to tile";
 }
 
+// Copy tiling (which the C backend applies last) gives each element the same value, once: bit
+// for bit. Tiles of 2 so that random sizes span several and leave some over.
+TEST(Differential, CopyTilesMatchExactly) {
+  int n = trials(2000);
+  int tiled = check_exact(
+      n, [](const Program& q, uint64_t) { return q; },
+      [](const Program& q) { return tile_copies(q, 2); });
+  EXPECT_GE(tiled, n / 400) << "too few random programs have a transposing copy to tile";
+}
+
 }  // namespace
 }  // namespace uops
