@@ -162,7 +162,8 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
 
 std::string function(const Program& original, const std::string& entry, bool reassociate,
                      bool worksharing, std::set<std::string>& helpers) {
-  const Program p = tile_copies(tile_registers(tile_reductions(original, 128), 8, 32), 16);
+  const Program p =
+      tile_copies(tile_registers(tile_reductions(tile_dots(original, 4, 4), 128), 8, 32), 16);
   KernelWriter w(p, codegen::Dialect::c);
   w.reciprocal_division = reassociate;
   w.register_tiles = true;

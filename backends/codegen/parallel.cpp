@@ -1,6 +1,7 @@
 #include "backends/codegen/parallel.h"
 
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "uops/ir/analysis.h"
@@ -44,35 +45,44 @@ bool written(const std::vector<TensorAccess>& as) {
 }
 
 // `e` is x + v * c + u (a register tile's row or column, passes/reduction_tiling.h), where x
-// uses no variable of the loops from `depth` inward and u is one of them with a constant range
-// inside [0, c): different values of v give disjoint ranges of `e`.
-bool tiled_by(const Index& e, int v, const Block& b, size_t depth) {
-  if (e->kind != IndexKind::Add || e->b->kind != IndexKind::Var) return false;
-  Index rest = e->a, x;
+// uses no variable of the loops from `depth` inward and u is a constant in [0, c) (tile_dots) or
+// one of those loops with a constant range inside [0, c) (tile_registers): e lies in
+// [x + v * c, x + v * c + c). Gives x (null when there is none) and c.
+std::optional<std::pair<Index, int64_t>> tile_of(const Index& e, int v, const Block& b,
+                                                 size_t depth) {
+  Index rest = e, x, u;
+  if (rest->kind == IndexKind::Add &&
+      (rest->b->kind == IndexKind::Var || rest->b->kind == IndexKind::Const))
+    std::tie(rest, u) = std::pair{rest->a, rest->b};
   if (rest->kind == IndexKind::Add) std::tie(x, rest) = std::pair{rest->a, rest->b};
   int64_t c = 0, s = 0, end = 0;
   if (rest->kind != IndexKind::Mul || rest->a->kind != IndexKind::Var || rest->a->var != v ||
-      !is_const(rest->b, &c))
-    return false;
-  bool inner = false;
+      !is_const(rest->b, &c) || c <= 0)
+    return std::nullopt;
+  bool inner = !u || (is_const(u, &s) && s >= 0 && s < c);
   for (size_t k = depth; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];
-    if (x && uses_var(x, l.var)) return false;
-    inner |=
-        l.var == e->b->var && is_const(l.start, &s) && is_const(l.end, &end) && s >= 0 && end <= c;
+    if (x && uses_var(x, l.var)) return std::nullopt;
+    inner |= u && u->kind == IndexKind::Var && l.var == u->var && is_const(l.start, &s) &&
+             is_const(l.end, &end) && s >= 0 && end <= c;
   }
-  return inner;
+  if (!inner) return std::nullopt;
+  return std::pair{x, c};
 }
 
-// Some axis holds exactly `v` in every access, or one register tile of it (tiled_by) in all.
+// Some axis holds exactly `v` in every access, or in every access an element of v's tile in one
+// tiling (tile_of: the same x and c), so that different values of v touch disjoint elements.
 bool split_by(const std::vector<TensorAccess>& as, int v, const Block& b, size_t depth) {
   size_t rank = as.front().index.size();
   for (size_t axis = 0; axis < rank; ++axis) {
-    bool all = true, tiled = tiled_by(as.front().index[axis], v, b, depth);
+    auto first = tile_of(as.front().index[axis], v, b, depth);
+    bool all = true, tiled = first.has_value();
     for (auto& a : as) {
       const Index& e = a.index[axis];
       all &= e->kind == IndexKind::Var && e->var == v;
-      tiled &= equal(e, as.front().index[axis]);
+      auto t = tiled ? tile_of(e, v, b, depth) : std::nullopt;
+      tiled = t && t->second == first->second && bool(t->first) == bool(first->first) &&
+              (!t->first || equal(t->first, first->first));
     }
     if (all || tiled) return true;
   }

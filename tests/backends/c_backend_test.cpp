@@ -71,6 +71,30 @@ TEST(CBackend, Conv2dTilesCheckTheirBoundsOnce) {
   }
 }
 
+// linear keeps its dot products (its weights are reused only across the batch): 4 x 4 of them
+// share each pass over the input features, 16 SIMD accumulators, and the tiles run in parallel.
+// Sizes leave rows and columns over; bit for bit without reassociation.
+TEST(CBackend, LinearRunsDotProductsInTiles) {
+  Program p = optimize(forward_program(find_op("linear"), DType::f32));
+  std::string src = emit_c(p);
+  EXPECT_NE(src.find("#pragma omp simd reduction(+:c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, "
+                     "c12, c13, c14, c15, c16)"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("#pragma omp parallel for collapse(2)"), std::string::npos) << src;
+  CCompileOptions exact;
+  exact.reassociate = false;
+  exact.threads = 2;
+  auto bitwise = compile_c(p, exact), fast = compile_c(p);
+  for (auto [batch, in, out] : {std::tuple{1, 5, 3}, {9, 37, 6}, {70, 300, 45}}) {
+    TensorMap inputs = testing::random_inputs(
+        p, {{"x", {batch, in}}, {"w", {out, in}}, {"b", {out}}}, batch * 1000 + out);
+    TensorMap want = interpret(p, inputs);
+    EXPECT_TRUE(testing::same_outputs(want, bitwise->run(inputs))) << batch;
+    EXPECT_TRUE(testing::same_outputs(want, fast->run(inputs), 1e-4)) << batch;
+  }
+}
+
 // softmax sums exponentials: with reassociation the sum runs as a SIMD reduction and exp may
 // be a vector variant (a few ulps); without it, bit for bit.
 TEST(CBackend, SoftmaxWithAndWithoutReassociation) {
@@ -143,7 +167,7 @@ TEST(CBackend, TiledContractionsAndGradientsMatchExactly) {
         !std::set<std::string>{"matmul", "batched_matmul", "linear", "conv2d", "depthwise_conv2d"}
              .count(op))
       continue;
-    Program t = tile_registers(tile_reductions(c.program, 2), 2, 3);
+    Program t = tile_registers(tile_reductions(tile_dots(c.program, 2, 3), 2), 2, 3);
     if (print(t) == print(c.program)) continue;
     registers += emit_c(t).find("tile_v") != std::string::npos;
     grads += c.label.find("grad") != std::string::npos;

@@ -132,6 +132,17 @@ TEST(Differential, RegisterTilesMatchExactly) {
   EXPECT_GE(tiled, n / 400) << "too few random programs have a contraction to tile";
 }
 
+// Dot tiling (which the C backend applies first) gives each carried scalar the same
+// contributions in the same order: bit for bit. Tiles of 2 x 3 so that random sizes span several
+// and leave rows and columns over.
+TEST(Differential, DotTilesMatchExactly) {
+  int n = trials(2000);
+  int tiled = check_exact(
+      n, [](const Program& q, uint64_t) { return q; },
+      [](const Program& q) { return tile_dots(q, 2, 3); });
+  EXPECT_GE(tiled, n / 400) << "too few random programs keep a dot product to tile";
+}
+
 // Copy tiling (which the C backend applies last) gives each element the same value, once: bit
 // for bit. Tiles of 2 so that random sizes span several and leave some over.
 TEST(Differential, CopyTilesMatchExactly) {
