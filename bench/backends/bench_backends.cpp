@@ -252,6 +252,34 @@ Workload matmul() {
   return w;
 }
 
+// A linear layer, y = x * w^T + b, at batch 64: one GEMM and a bias for the peers.
+Workload linear() {
+  Workload w;
+  w.program = optimize(forward_program(find_op("linear"), DType::f32));
+  const int64_t batch = 64, in = 1024, out = 1024;
+  w.inputs = {{"x", random_tensor({batch, in}, 15)},
+              {"w", random_tensor({out, in}, 16)},
+              {"b", random_tensor({out}, 17)}};
+  auto y = std::make_shared<RowMatrix>(batch, out);
+  const float* xp = w.inputs["x"].data<float>();
+  const float* wp = w.inputs["w"].data<float>();
+  const float* bp = w.inputs["b"].data<float>();
+  w.eigen = [=] {
+    y->noalias() = ConstMap(xp, batch, in) * ConstMap(wp, out, in).transpose();
+    y->rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bp, out);
+    benchmark::DoNotOptimize(y->data());
+  };
+#ifdef UOPS_BENCH_OPENBLAS
+  w.peers.emplace_back("OpenBLAS", [=] {
+    for (int64_t i = 0; i < batch; ++i) std::copy_n(bp, out, y->data() + i * out);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, out, in, 1.0f, xp, in, wp, in, 1.0f,
+                y->data(), out);
+    benchmark::DoNotOptimize(y->data());
+  });
+#endif
+  return w;
+}
+
 // matmul's gradient: da = dc * b^T and db = a^T * dc, two GEMMs for the peers.
 Workload matmul_grad() {
   Workload w;
@@ -397,6 +425,7 @@ AGAINST_PEERS(softmax)
 AGAINST_PEERS(layernorm)
 AGAINST_PEERS(matmul)
 AGAINST_PEERS(matmul_grad)
+AGAINST_PEERS(linear)
 AGAINST_PEERS(conv2d)
 
 // Compile latency of the optimized conv2d program: cold (an empty cache) and a cache hit.
