@@ -80,6 +80,23 @@ Loop counted(int var, Index end) {
   return l;
 }
 
+// l cut into tiles of `tile`: returns the loop over tiles, and l becomes one tile of it (the last
+// one shorter).
+Loop split_into_tiles(Program& p, Loop& l, int64_t tile) {
+  Index extent = idx::sub(l.end, l.start);
+  Loop tiles = counted(
+      p.num_vars++, idx::floordiv(idx::add(extent, idx::constant(tile - 1)), idx::constant(tile)));
+  Index first = idx::add(l.start, idx::mul(idx::var(tiles.var), idx::constant(tile)));
+  l.end = idx::min(l.end, idx::add(first, idx::constant(tile)));
+  l.start = first;
+  return tiles;
+}
+
+// How many whole tiles of `size` l's range holds.
+Index whole_tiles(const Loop& l, int64_t size) {
+  return idx::floordiv(idx::max(idx::sub(l.end, l.start), idx::constant(0)), idx::constant(size));
+}
+
 // `var` replaced by `by` in every index of the innermost loop's statements.
 void replace_var(Block& b, int var, const Index& by) {
   auto leaf = [&](const Index& e) -> Index {
@@ -126,13 +143,7 @@ Program tile_reductions(Program p, int64_t tile) {
     contraction_order(p, b);
     size_t k = reduction_loop(p, b, tile);
     if (k == 0) continue;
-    Loop& inner = b.loops[k];
-    Index extent = idx::sub(inner.end, inner.start);
-    Loop tiles = counted(p.num_vars++, idx::floordiv(idx::add(extent, idx::constant(tile - 1)),
-                                                     idx::constant(tile)));
-    Index first = idx::add(inner.start, idx::mul(idx::var(tiles.var), idx::constant(tile)));
-    inner.end = idx::min(inner.end, idx::add(first, idx::constant(tile)));
-    inner.start = first;
+    Loop tiles = split_into_tiles(p, b.loops[k], tile);
     b.loops.insert(b.loops.begin(), std::move(tiles));
   }
   return p;
@@ -161,10 +172,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Blo
   }
   // i, k..., j: the whole tiles of i and j first, then the rows left over, then the columns.
   const Loop i = b.loops[ii], j = b.loops[n - 1];
-  auto whole = [](const Loop& l, int64_t size) {
-    Index extent = idx::max(idx::sub(l.end, l.start), idx::constant(0));
-    return idx::floordiv(extent, idx::constant(size));
-  };
+  auto whole = whole_tiles;
   Index i_end = idx::add(i.start, idx::mul(whole(i, rows), idx::constant(rows)));
   Index j_end = idx::add(j.start, idx::mul(whole(j, cols), idx::constant(cols)));
   Block tiled = b;
@@ -236,17 +244,9 @@ Program tile_copies(Program p, int64_t tile) {
       raises |= may_raise(l->start) || may_raise(l->end);
     if (raises) continue;
     // i becomes the tiles i' in place and moves in, next to j, as the rows of a tile.
-    auto split = [&](Loop& l) {
-      Index extent = idx::sub(l.end, l.start);
-      Loop tiles = counted(p.num_vars++, idx::floordiv(idx::add(extent, idx::constant(tile - 1)),
-                                                       idx::constant(tile)));
-      Index first = idx::add(l.start, idx::mul(idx::var(tiles.var), idx::constant(tile)));
-      l.end = idx::min(l.end, idx::add(first, idx::constant(tile)));
-      l.start = first;
-      return tiles;
-    };
     Loop i = *at;
-    Loop i_tiles = split(i), j_tiles = split(b.loops.back());
+    Loop i_tiles = split_into_tiles(p, i, tile),
+         j_tiles = split_into_tiles(p, b.loops.back(), tile);
     Loop inner = std::move(b.loops.back());
     b.loops.pop_back();
     *std::find_if(b.loops.begin(), b.loops.end(), [&](const Loop& l) { return l.var == i.var; }) =
@@ -329,10 +329,7 @@ Program tile_dots(Program p, int64_t rows, int64_t cols) {
       continue;
     }
     const Loop i = b.loops[j - 1], jl = b.loops[j];
-    auto whole = [](const Loop& l, int64_t size) {
-      return idx::floordiv(idx::max(idx::sub(l.end, l.start), idx::constant(0)),
-                           idx::constant(size));
-    };
+    auto whole = whole_tiles;
     Block tiled = b;
     Loop& ti = tiled.loops[j - 1];
     Loop& tj = tiled.loops[j];
