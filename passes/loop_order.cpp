@@ -1,6 +1,7 @@
 #include "uops/passes/loop_order.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,13 +38,38 @@ int count_uses(const Block& b, int carried) {
 }
 
 // Whether tensor t is zero when block `bi` starts: outputs and temporaries are zero-filled, and
-// no earlier block writes t.
+// earlier blocks write t nothing but +0 (a gradient's "zero" blocks).
 bool starts_zero(const Program& p, size_t bi, int t) {
   if (p.tensors[t].role == Role::input) return false;
   for (size_t b = 0; b < bi; ++b)
-    for (auto& a : block_accesses(p.blocks[b]))
-      if (a.tensor == t && a.write) return false;
+    for (auto& a : block_accesses(p.blocks[b])) {
+      if (a.tensor != t || !a.write) continue;
+      const Stmt& s = p.blocks[b].loops[a.loop].stmts[a.stmt];
+      if (s.kind != StmtKind::assign || s.value->kind != ValueKind::Const ||
+          s.value->constant != 0.0 || std::signbit(s.value->constant))
+        return false;
+    }
   return true;
+}
+
+// Consecutive values of `v` read consecutive elements of a's tensor: v on its last axis, alone
+// plus fixed terms, and on no other. Trailing axes of size 1 read at 0 (a reduction's kept
+// dimension) change no offset and are looked past.
+bool stride_one(const Program& p, const Access& a, int v) {
+  size_t last = a.index.size();
+  int64_t at = 0, size = 0;
+  while (last > 0 && is_const(a.index[last - 1], &at) && at == 0 &&
+         is_const(p.tensors[a.tensor].shape[last - 1], &size) && size == 1)
+    --last;
+  if (last == 0 || !unit_stride(a.index[last - 1], v)) return false;
+  for (size_t i = 0; i + 1 < last; ++i)
+    if (uses_var(a.index[i], v)) return false;
+  return true;
+}
+
+bool invariant(const Access& a, int v) {
+  return std::none_of(a.index.begin(), a.index.end(),
+                      [&](const Index& e) { return uses_var(e, v); });
 }
 
 // Gives every loop of b a new variable, renamed everywhere in b.
@@ -199,22 +225,7 @@ std::optional<std::vector<size_t>> better_order(const Program& p, const Block& b
 
   // The innermost candidate: a kept loop every store walks with stride 1, then the most loads
   // that walk it with stride 1 or do not depend on it.
-  auto stride_one = [&](const Access& a, int v) {
-    // Trailing axes of size 1 read at 0 (a kept dimension of a reduction) change no offset.
-    size_t last = a.index.size();
-    int64_t at = 0, size = 0;
-    while (last > 0 && is_const(a.index[last - 1], &at) && at == 0 &&
-           is_const(p.tensors[a.tensor].shape[last - 1], &size) && size == 1)
-      --last;
-    if (last == 0 || !unit_stride(a.index[last - 1], v)) return false;
-    for (size_t i = 0; i + 1 < last; ++i)
-      if (uses_var(a.index[i], v)) return false;
-    return true;
-  };
-  auto invariant = [](const Access& a, int v) {
-    return std::none_of(a.index.begin(), a.index.end(),
-                        [&](const Index& e) { return uses_var(e, v); });
-  };
+  auto stride_one = [&](const Access& a, int v) { return uops::stride_one(p, a, v); };
   std::optional<size_t> best;
   int best_score = -1;
   for (size_t k = prefix; k < n; ++k) {
@@ -340,6 +351,75 @@ std::vector<Block> split_independent(Program& p, const Block& b) {
   return reorders ? parts : std::vector<Block>{};
 }
 
+// A block accumulating one sum into y, zero on entry and touched by nothing else, whose
+// reduction loops (those y's index does not use) can run innermost with every load walking the
+// last of them with stride 1 or not at all, while no order makes its stores and loads all walk
+// with stride 1 (the da of matmul's gradient, da[i, k] += dc[i, j] * b[k, j]), computes dot
+// products: the kept loops first, then the reductions, each in its order, the last kept loop
+// owning a carried sum that the innermost loop reduces and that it stores into y. The same
+// contributions in the same order from the same zero: bit for bit; and the form tile_dots
+// (reduction_tiling.h) blocks.
+bool to_dot_products(Program& p, size_t bi) {
+  Block& b = p.blocks[bi];
+  size_t n = b.loops.size();
+  for (size_t k = 0; k < n; ++k) {
+    const Loop& l = b.loops[k];
+    if (!l.carried.empty() || (k + 1 < n && !l.stmts.empty()) || bounds_use_vars(l) ||
+        may_raise(l.start) || may_raise(l.end))
+      return false;
+  }
+  auto& stmts = b.loops.back().stmts;
+  if (stmts.size() != 1 || stmts[0].kind != StmtKind::accumulate || stmts[0].op != ReduceOp::sum ||
+      may_raise(stmts[0]))
+    return false;
+  Stmt store = stmts[0];
+  int y = store.tensor;
+  if (p.tensors[y].dtype != p.value_type() || !starts_zero(p, bi, y)) return false;
+  auto accesses = block_accesses(b);
+  for (auto& a : accesses)
+    if (a.tensor == y && !a.write) return false;
+  std::vector<Loop> kept, reduced;
+  for (auto& l : b.loops) {
+    bool in_index = false, pinned = false;
+    for (auto& e : store.index) {
+      in_index |= uses_var(e, l.var);
+      pinned |= pins_var(e, l.var);
+    }
+    if (in_index && !pinned) return false;
+    (in_index ? kept : reduced).push_back(l);
+  }
+  if (kept.empty() || reduced.empty()) return false;
+  int r = reduced.back().var;
+  for (auto& a : accesses)
+    if (!a.write && !stride_one(p, a, r) && !invariant(a, r)) return false;
+  const Access& write =
+      *std::find_if(accesses.begin(), accesses.end(), [](const Access& a) { return a.write; });
+  if (stride_one(p, write, b.loops.back().var)) {
+    // The innermost loop already walks y with stride 1: better_order judged the loads.
+    bool loads_fine = true;
+    for (auto& a : accesses)
+      if (!a.write)
+        loads_fine &= stride_one(p, a, b.loops.back().var) || invariant(a, b.loops.back().var);
+    if (loads_fine) return false;
+  }
+  for (auto& l : kept) l.stmts.clear();
+  for (auto& l : reduced) l.stmts.clear();
+  int c = p.num_carried++;
+  kept.back().carried.push_back({c, ReduceOp::sum});
+  Stmt reduce;
+  reduce.kind = StmtKind::reduce;
+  reduce.op = ReduceOp::sum;
+  reduce.carried = c;
+  reduce.value = store.value;
+  reduced.back().stmts.push_back(std::move(reduce));
+  store.kind = StmtKind::assign;
+  store.value = val::carried(c);
+  kept.back().stmts.push_back(std::move(store));
+  b.loops = std::move(kept);
+  b.loops.insert(b.loops.end(), reduced.begin(), reduced.end());
+  return true;
+}
+
 constexpr size_t kKept = size_t(-1);
 
 // Reorders block bi (packing what the new order needs); returns the blocks it put before it, or
@@ -380,6 +460,7 @@ Program order_loops(Program p) {
     size_t packs = reorder(p, bi, std::move(b));
     if (packs == kKept) {
       p.num_vars = num_vars;
+      to_dot_products(p, bi);
       continue;
     }
     bi += packs;

@@ -61,12 +61,18 @@ TEST(OpTargets, AvgpoolFinishesItsSumsAfterwards) {
 }
 
 // matmul's gradient fuses da and db into one block (they share loops and loads); each is then
-// computed by a block of its own, so that both tile like a matmul. Bit for bit.
+// computed by a block of its own: db = a^T * dc as a matmul (register tiles), da = dc * b^T as
+// dot products over rows of both (dot tiles), since no order reads b with stride 1 along da's
+// rows. Bit for bit.
 TEST(OpTargets, MatmulGradientSplitsIntoTwoContractions) {
   const OpDef& op = find_op("matmul");
   Program p = gradient_program(op, DType::f64), q = optimize(p, {true});
   std::string text = print(q);
-  EXPECT_NE(text.find("da[v11, v13] sum= (grad_t5[v11, v12, 0] * b[v13, v12])"), std::string::npos)
+  EXPECT_NE(text.find("    for v13 in [0, a.1) carry c0 sum:\n"
+                      "      for v12 in [0, b.1):\n"
+                      "        c0 sum= (grad_t5[v11, v12, 0] * b[v13, v12])\n"
+                      "      da[v11, v13] = c0\n"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("db[v32, v31] sum= (grad_t5[v30, v31, 0] * a[v30, v32])"), std::string::npos)
       << text;

@@ -2,7 +2,8 @@
 //
 // First, a sum carried scalar whose only use is `y[idx] = c` in its owner loop becomes direct
 // accumulation `y[idx] sum= v` where it was reduced, when y provably holds zeros on entry (an
-// output or temporary, which start zero-filled, that no earlier block writes), y has the program's
+// output or temporary, which start zero-filled, that earlier blocks write only +0), y has the
+// program's
 // value type, nothing else in the block touches y, and idx tells the owner loop's iterations and
 // all outer ones apart. Then y receives 0 + v0 + v1 + ... in the same order: bit-exact. A store of
 // more than the sum, `y[idx] = f(c)` (a bias added, a mean's division) where f reads nothing the
@@ -33,6 +34,13 @@
 // nothing in the statements can raise an error; loops whose bounds can raise one stay in place,
 // as a prefix.
 // The conversion of the first step is kept only when the block is then reordered.
+//
+// Last, the other way round: a block accumulating one sum into y (zero on entry, touched by
+// nothing else) that keeps its order although some load walks its innermost loop with stride,
+// and whose reduction loops can run innermost with every load walking the last of them with
+// stride 1 or not at all, computes dot products: kept loops, then reductions, the last kept loop
+// owning a carried sum stored into y (the da of matmul's gradient, dc * b^T). The same
+// contributions in the same order from the same zero: bit-exact.
 #pragma once
 
 #include "uops/ir/program.h"
