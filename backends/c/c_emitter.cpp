@@ -6,6 +6,8 @@
 #include "backends/codegen/parallel.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/ir/analysis.h"
+#include "uops/passes/copy_tiling.h"
+#include "uops/passes/dot_tiling.h"
 #include "uops/passes/reduction_tiling.h"
 
 namespace uops::cgen {

@@ -10,6 +10,8 @@
 #include "support/programs.h"
 #include "uops/ir/printer.h"
 #include "uops/ops/registry.h"
+#include "uops/passes/copy_tiling.h"
+#include "uops/passes/dot_tiling.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/reduction_tiling.h"
 #include "uops/uops.h"

@@ -10,6 +10,8 @@
 #include "support/random_graph.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/ir.h"
+#include "uops/passes/copy_tiling.h"
+#include "uops/passes/dot_tiling.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/reduction_tiling.h"
 

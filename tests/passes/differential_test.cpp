@@ -13,6 +13,8 @@
 #include "support/random_graph.h"
 #include "uops/ir/printer.h"
 #include "uops/ir/verifier.h"
+#include "uops/passes/copy_tiling.h"
+#include "uops/passes/dot_tiling.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/reduction_tiling.h"
 #include "uops/uops.h"

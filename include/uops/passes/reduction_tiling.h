@@ -1,5 +1,6 @@
 // Tiling of contractions (matmul's i, k, j after loop ordering; batched matmul, linear and their
-// gradients take the same shape), in cache and in registers, and of transposing copies.
+// gradients take the same shape), in cache and in registers. The other tilings the C backend
+// applies are copy_tiling.h and dot_tiling.h.
 //
 // tile_reductions: first, the loops of a block that may move (the conditions below, from its
 // outermost loop whose bounds and those of the loops inside it cannot raise) are put in
@@ -26,8 +27,7 @@
 //
 // Both keep every result bit for bit: iterations with different values of the exclusive loops
 // touch disjoint written elements, and each element receives its contributions in the original
-// order. The C backend applies both (and tile_copies below) when it writes a kernel
-// (uops/backends/c/c_backend.h).
+// order. The C backend applies both when it writes a kernel (uops/backends/c/c_backend.h).
 #pragma once
 
 #include <cstdint>
@@ -38,29 +38,5 @@ namespace uops {
 
 Program tile_reductions(Program p, int64_t tile = 128);
 Program tile_registers(Program p, int64_t rows = 8, int64_t cols = 32);
-
-// tile_copies: a transposing copy (the packing blocks of loop_order: conv2d's weights) reads or
-// writes a new cache line at every iteration. A block whose loops are all exclusive, whose
-// statements all sit in the innermost loop j and assign elements stored with j on their last
-// axis, and which loads a tensor whose last axis is another loop i's variable while j moves
-// along an earlier axis, becomes ..., i', ..., j', i, j over square tiles of `tile`: i runs over
-// [i.start + i' * tile, min(i.end, i.start + i' * tile + tile)), j alike. A tile reads `tile`
-// lines and writes `tile`, all in L1. Also needs the bounds of i and j to be free of loop
-// variables and data and unable to raise (i' and j' are empty when i and j are), and no
-// statement to raise: each element still gets the same value, once.
-Program tile_copies(Program p, int64_t tile = 16);
-
-// tile_dots: the dot products a contraction keeps when its operands are not packed (a linear
-// layer, y[i, j] = sum over k of x[i, k] * w[j, k] + b[j]: loop_order.h). A block whose loop j
-// owns sum carried scalars, reduced in its innermost loop and stored by j's own statements, with
-// the loop i just outside j, both exclusive, their bounds free of loop variables and data and
-// unable to raise, and no statement able to raise, becomes i', j' over whole rows x cols tiles,
-// every statement of j and of the innermost loop repeated for each (r, c) of a tile with i =
-// i.start + i' * rows + r, j = j.start + j' * cols + c and its own carried scalars; then the
-// original block over the rows and the columns left over. rows * cols dot products then share
-// each pass over k: the C backend's SIMD reduction keeps rows * cols vector accumulators, and each
-// load of x feeds `cols` of them and each of w `rows`. Each scalar receives the same
-// contributions in the same order: bit for bit.
-Program tile_dots(Program p, int64_t rows = 4, int64_t cols = 4);
 
 }  // namespace uops

@@ -1,0 +1,25 @@
+// Tiling of the dot products a contraction keeps, which the C backend applies when it writes a
+// kernel, before the tilings of reduction_tiling.h.
+//
+// tile_dots: the dot products a contraction keeps when its operands are not packed (a linear
+// layer, y[i, j] = sum over k of x[i, k] * w[j, k] + b[j]: loop_order.h). A block whose loop j
+// owns sum carried scalars, reduced in its innermost loop and stored by j's own statements, with
+// the loop i just outside j, both exclusive, their bounds free of loop variables and data and
+// unable to raise, and no statement able to raise, becomes i', j' over whole rows x cols tiles,
+// every statement of j and of the innermost loop repeated for each (r, c) of a tile with i =
+// i.start + i' * rows + r, j = j.start + j' * cols + c and its own carried scalars; then the
+// original block over the rows and the columns left over. rows * cols dot products then share
+// each pass over k: the C backend's SIMD reduction keeps rows * cols vector accumulators, and each
+// load of x feeds `cols` of them and each of w `rows`. Each scalar receives the same
+// contributions in the same order: bit for bit.
+#pragma once
+
+#include <cstdint>
+
+#include "uops/ir/program.h"
+
+namespace uops {
+
+Program tile_dots(Program p, int64_t rows = 4, int64_t cols = 4);
+
+}  // namespace uops

@@ -1,0 +1,133 @@
+#include "uops/passes/dot_tiling.h"
+
+#include <map>
+
+#include "passes/tiling.h"
+#include "uops/ir/analysis.h"
+
+namespace uops {
+
+using namespace ir;
+using namespace passes;
+
+namespace {
+
+// The position of loop j for tile_dots, or 0 when the block does not qualify (see the header).
+size_t dot_loop(const Program& p, const Block& b) {
+  size_t n = b.loops.size();
+  size_t j = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const Loop& l = b.loops[k];
+    if (uses_data(l.start) || uses_data(l.end)) return 0;
+    if (!l.carried.empty()) {
+      if (j != 0 || k == 0 || k + 1 == n) return 0;
+      j = k;
+    } else if (!l.stmts.empty() && k + 1 < n) {
+      return 0;
+    }
+  }
+  if (j == 0) return 0;
+  for (auto& c : b.loops[j].carried)
+    if (c.op != ReduceOp::sum) return 0;
+  for (auto& s : b.loops[j].stmts)
+    if (s.kind == StmtKind::reduce || may_raise(s)) return 0;
+  for (auto& s : b.loops.back().stmts)
+    if (s.kind != StmtKind::reduce || may_raise(s)) return 0;
+  for (size_t k : {j - 1, j}) {
+    const Loop& l = b.loops[k];
+    if (bounds_use_vars(l) || may_raise(l.start) || may_raise(l.end)) return 0;
+    for (size_t x = j + 1; x < n; ++x)
+      if (uses_var(b.loops[x].start, l.var) || uses_var(b.loops[x].end, l.var)) return 0;
+  }
+  auto accesses = block_accesses(b);
+  std::vector<bool> written = tensor_sets(b, int(p.tensors.size())).writes;
+  for (auto& a : accesses)
+    if (a.write && a.loop != int(j)) return 0;
+  return exclusive(accesses, written, b.loops[j - 1].var) &&
+                 exclusive(accesses, written, b.loops[j].var)
+             ? j
+             : 0;
+}
+
+// `s` with loop variables replaced (`vars`) and carried scalars renumbered (`carried`).
+Stmt substituted(Stmt s, const std::map<int, Index>& vars, const std::map<int, int>& carried) {
+  auto index = [&](const Index& e) {
+    return rewrite(e, [&](const Index& x) -> Index {
+      if (x->kind != IndexKind::Var) return nullptr;
+      auto it = vars.find(x->var);
+      return it == vars.end() ? nullptr : it->second;
+    });
+  };
+  for (auto& e : s.index) e = index(e);
+  if (s.arg) s.arg = index(s.arg);
+  if (s.carried >= 0) s.carried = carried.at(s.carried);
+  s.value = rewrite(
+      s.value,
+      [&](const Value& v) -> Value {
+        return v->kind == ValueKind::Carried ? val::carried(carried.at(v->carried)) : nullptr;
+      },
+      index);
+  return s;
+}
+
+}  // namespace
+
+Program tile_dots(Program p, int64_t rows, int64_t cols) {
+  std::vector<Block> blocks;
+  for (auto& b : p.blocks) {
+    size_t j = dot_loop(p, b);
+    if (j == 0) {
+      blocks.push_back(std::move(b));
+      continue;
+    }
+    const Loop i = b.loops[j - 1], jl = b.loops[j];
+    auto whole = whole_tiles;
+    Block tiled = b;
+    Loop& ti = tiled.loops[j - 1];
+    Loop& tj = tiled.loops[j];
+    ti = counted(p.num_vars++, whole(i, rows));
+    tj = counted(p.num_vars++, whole(jl, cols));
+    tiled.loops.back().stmts.clear();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        std::map<int, Index> vars = {
+            {i.var, idx::add(i.start, idx::add(idx::mul(idx::var(ti.var), idx::constant(rows)),
+                                               idx::constant(r)))},
+            {jl.var, idx::add(jl.start, idx::add(idx::mul(idx::var(tj.var), idx::constant(cols)),
+                                                 idx::constant(c)))}};
+        std::map<int, int> carried;
+        for (auto& x : jl.carried) {
+          carried[x.id] = p.num_carried++;
+          tj.carried.push_back({carried[x.id], x.op});
+        }
+        for (auto& s : jl.stmts) tj.stmts.push_back(substituted(s, vars, carried));
+        for (auto& s : b.loops.back().stmts)
+          tiled.loops.back().stmts.push_back(substituted(s, vars, carried));
+      }
+    if (empty(ti) || empty(tj)) {
+      blocks.push_back(std::move(b));
+      continue;
+    }
+    Index i_end = idx::add(i.start, idx::mul(whole(i, rows), idx::constant(rows)));
+    Index j_end = idx::add(jl.start, idx::mul(whole(jl, cols), idx::constant(cols)));
+    Block rest_rows = b, rest_cols = std::move(b);
+    rest_rows.loops[j - 1].start = i_end;
+    rest_cols.loops[j - 1].end = i_end;
+    rest_cols.loops[j].start = j_end;
+    std::map<int, int> renamed;  // a carried scalar has one owner in a program
+    for (auto& x : rest_cols.loops[j].carried) {
+      int id = p.num_carried++;
+      renamed[x.id] = id;
+      x.id = id;
+    }
+    for (auto& l : rest_cols.loops)
+      for (auto& st : l.stmts) st = substituted(st, {}, renamed);
+    blocks.push_back(std::move(tiled));
+    for (Block* rest : {&rest_rows, &rest_cols})
+      if (!empty(rest->loops[j - 1]) && !empty(rest->loops[j])) blocks.push_back(std::move(*rest));
+  }
+  p.blocks = std::move(blocks);
+  return p;
+}
+
+}  // namespace uops

@@ -1,0 +1,79 @@
+#include "passes/tiling.h"
+
+#include <algorithm>
+
+namespace uops::passes {
+
+// Every access to a written tensor holds exactly `var` on one common axis.
+bool exclusive(const std::vector<Access>& accesses, const std::vector<bool>& written, int var) {
+  std::vector<std::vector<bool>> axes(written.size());  // per tensor: axes holding var so far
+  for (auto& a : accesses) {
+    if (!written[a.tensor]) continue;
+    std::vector<bool> here(a.index.size());
+    for (size_t x = 0; x < a.index.size(); ++x)
+      here[x] = a.index[x]->kind == IndexKind::Var && a.index[x]->var == var;
+    auto& common = axes[a.tensor];
+    if (common.empty()) common = here;
+    for (size_t x = 0; x < here.size(); ++x) common[x] = common[x] && here[x];
+  }
+  for (size_t t = 0; t < written.size(); ++t)
+    if (written[t] &&
+        (axes[t].empty() || std::find(axes[t].begin(), axes[t].end(), true) == axes[t].end()))
+      return false;
+  return true;
+}
+
+// Loops [first, end) qualify: their bounds use none of their variables and no data, they own no
+// carried scalars, statements sit only in the innermost loop and none can raise an error. Then
+// the last `end - first` loops may be reordered and split freely. Also gives each loop's
+// exclusivity.
+bool qualifies(const Program& p, const Block& b, size_t first, std::vector<bool>* exclusive_loops) {
+  std::vector<int> vars;
+  for (size_t k = first; k < b.loops.size(); ++k) vars.push_back(b.loops[k].var);
+  for (size_t k = 0; k < b.loops.size(); ++k) {
+    const Loop& l = b.loops[k];
+    if (!l.carried.empty() || (k + 1 < b.loops.size() && !l.stmts.empty())) return false;
+    if (k < first) continue;
+    if (uses_data(l.start) || uses_data(l.end)) return false;
+    for (int v : vars)
+      if (uses_var(l.start, v) || uses_var(l.end, v)) return false;
+  }
+  for (auto& s : b.loops.back().stmts)
+    if (may_raise(s)) return false;
+  auto accesses = block_accesses(b);
+  std::vector<bool> written = tensor_sets(b, int(p.tensors.size())).writes;
+  for (auto& l : b.loops) exclusive_loops->push_back(exclusive(accesses, written, l.var));
+  return true;
+}
+
+bool empty(const Loop& l) {
+  int64_t e = 0;
+  return is_const(idx::sub(l.end, l.start), &e) && e <= 0;
+}
+
+Loop counted(int var, Index end) {
+  Loop l;
+  l.var = var;
+  l.start = idx::constant(0);
+  l.end = std::move(end);
+  return l;
+}
+
+// l cut into tiles of `tile`: returns the loop over tiles, and l becomes one tile of it (the last
+// one shorter).
+Loop split_into_tiles(Program& p, Loop& l, int64_t tile) {
+  Index extent = idx::sub(l.end, l.start);
+  Loop tiles = counted(
+      p.num_vars++, idx::floordiv(idx::add(extent, idx::constant(tile - 1)), idx::constant(tile)));
+  Index first = idx::add(l.start, idx::mul(idx::var(tiles.var), idx::constant(tile)));
+  l.end = idx::min(l.end, idx::add(first, idx::constant(tile)));
+  l.start = first;
+  return tiles;
+}
+
+// How many whole tiles of `size` l's range holds.
+Index whole_tiles(const Loop& l, int64_t size) {
+  return idx::floordiv(idx::max(idx::sub(l.end, l.start), idx::constant(0)), idx::constant(size));
+}
+
+}  // namespace uops::passes

@@ -1,0 +1,29 @@
+// Internal to passes/: what the C backend's tilings (reduction_tiling.h, copy_tiling.h,
+// dot_tiling.h) share: which loops of a block may move and which are exclusive, and loops cut into
+// tiles.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "uops/ir/analysis.h"
+
+namespace uops::passes {
+
+using namespace ir;
+
+// Every access to a written tensor holds exactly `var` on one common axis.
+bool exclusive(const std::vector<Access>& accesses, const std::vector<bool>& written, int var);
+// Loops [first, end) of b may be reordered and split freely (see tiling.cpp); also gives each
+// loop's exclusivity.
+bool qualifies(const Program& p, const Block& b, size_t first, std::vector<bool>* exclusive_loops);
+// l's range is empty whatever the sizes.
+bool empty(const Loop& l);
+// A loop over [0, end).
+Loop counted(int var, Index end);
+// l cut into tiles of `tile`: returns the loop over tiles, and l becomes one tile of it.
+Loop split_into_tiles(Program& p, Loop& l, int64_t tile);
+// How many whole tiles of `size` l's range holds.
+Index whole_tiles(const Loop& l, int64_t size);
+
+}  // namespace uops::passes
