@@ -187,14 +187,20 @@ bool KernelWriter::spans_axis(int t, size_t a, const Index& e) const {
          equal(var_end_.at(e->var), p_.tensors[t].shape[a]);
 }
 
-std::string KernelWriter::in_range(int t, const std::vector<Index>& index) {
-  std::string s;
+std::vector<std::string> KernelWriter::axis_tests(int t, const std::vector<Index>& index) {
+  std::vector<std::string> tests;
   for (size_t a = 0; a < index.size(); ++a) {
     if (spans_axis(t, a, index[a])) continue;
     sizes_.insert({t, int(a)});
-    s += (s.empty() ? "" : " && ") + helper("in_range") + "(" + print_index(index[a], 1) + ", " +
-         names_.size(t, int(a)) + ")";
+    tests.push_back(helper("in_range") + "(" + print_index(index[a], 1) + ", " +
+                    names_.size(t, int(a)) + ")");
   }
+  return tests;
+}
+
+std::string KernelWriter::in_range(int t, const std::vector<Index>& index) {
+  std::string s;
+  for (auto& test : axis_tests(t, index)) s += (s.empty() ? "" : " && ") + test;
   return s.empty() ? "1" : s;
 }
 
@@ -505,12 +511,7 @@ std::string KernelWriter::tile_guard(const Block& b, size_t first, std::vector<i
         at.push_back(rewrite(n->index[a], leaf));
         if (!spans_axis(n->tensor, a, at.back())) collect_vars(at.back(), *uses);
       }
-      // One condition per axis (in_range joins them with &&), each written once.
-      std::string c = in_range(n->tensor, at);
-      for (size_t from = 0, to = 0; c != "1" && from < c.size(); from = to + 4) {
-        to = std::min(c.find(" && ", from), c.size());
-        conditions.insert(c.substr(from, to - from));
-      }
+      for (auto& test : axis_tests(n->tensor, at)) conditions.insert(test);  // each once
     }
   }
   std::string guard;

@@ -60,6 +60,8 @@ class KernelWriter {
   // Row-major element offset of `index` in tensor t, and the test that it lies inside.
   std::string offset(int t, const std::vector<Index>& index);
   std::string in_range(int t, const std::vector<Index>& index);
+  // The same test, one per axis that needs one.
+  std::vector<std::string> axis_tests(int t, const std::vector<Index>& index);
 
   // Loop k of b written completely (its `for`, carried scalars, inner loops, statements).
   // `before(k)` may add lines (a pragma) in front of any loop's `for`.
