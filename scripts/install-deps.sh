@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ clang clang-format git
+  cmake ninja-build g++ clang clang-format git ccache
   libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libeigen3-dev libcli11-dev nlohmann-json3-dev
   libopenblas-dev libdnnl-dev  # bench_backends peers only (optional in CMake)
