@@ -311,7 +311,8 @@ void* load(const std::string& bytes, std::string* error) {
   int fd = memfd_create("uops-kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING | kExec);
   if (fd < 0 && errno == EINVAL) fd = memfd_create("uops-kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) {
-    *error = std::string("cannot create a memory file to load it from: ") + std::strerror(errno);
+    *error = std::string("cannot create a memory file to load it from: ") + std::strerror(errno) +
+             (errno == EACCES ? " (vm.memfd_noexec is 2?)" : "");
     return nullptr;
   }
   size_t done = 0;
