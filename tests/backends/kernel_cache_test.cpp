@@ -269,6 +269,7 @@ TEST_F(KernelCacheTrust, SwappingAttackerNeverRunsItsCode) {
     loaded += rc == 0;
     refused += rc == 2;
   }
+  EXPECT_EQ(waitpid(attacker, nullptr, WNOHANG), 0) << "the attacker stopped swapping";
   kill(attacker, SIGKILL);
   waitpid(attacker, nullptr, 0);
   EXPECT_FALSE(fs::exists(marker)) << "the attacker's code ran as root, in run " << run;
