@@ -263,7 +263,7 @@ TEST_F(KernelCacheTrust, SwappingAttackerNeverRunsItsCode) {
   }
   ASSERT_GT(attacker, 0);
   setenv("UOPS_CACHE_DIR", real.c_str(), 1);
-  int runs = 500, run = 0, loaded = 0, refused = 0;
+  int runs = 300, run = 0, loaded = 0, refused = 0;
   for (; run < runs && !fs::exists(marker); ++run) {
     int rc = compile_in_child(p);
     loaded += rc == 0;
