@@ -5,14 +5,21 @@
 // Files are written under a temporary name and renamed into place, so a concurrent process sees
 // either no file or a whole one. A hit costs no compiler call.
 //
-// Trust: what is loaded from the cache runs as the caller, so the folder must be private. It is
-// created 0700; a folder owned by another user or writable by group or others is refused with
-// an Error saying how to fix it (no silent fallback: a second, private cache elsewhere would hide
-// the misconfiguration and recompile every kernel). An artifact is stored beside the SHA-256 of
-// its bytes (`<name>.sha256`) and read through a descriptor opened with O_NOFOLLOW; one that is
-// not a regular file of the current user writable by no one else, or whose bytes do not match
-// the digest, is deleted and treated as a miss, so a corrupt or planted file is rebuilt, never
-// loaded. Temporaries are created exclusively; those of dead processes are swept on first use.
+// Trust: what is loaded from the cache runs as the caller, so no other user may be able to change
+// it (docs/design.md, "Kernel cache"). The folder is created 0700 and must be the caller's and
+// writable by no one else; every folder above it must belong to root or the caller and be
+// writable by no one else unless sticky (as /tmp), and a symbolic link on the path must belong to
+// root or the caller: otherwise another user could rename a parent and put a tree of theirs in
+// its place. The path is walked from "/" one name at a time through descriptors, each checked as
+// it is opened, and files are opened relative to the folder found: what is checked is what is
+// used. A path that fails is refused with an Error saying how to fix it (no silent fallback: a
+// second, private cache elsewhere would hide the misconfiguration and recompile every kernel).
+// An artifact is stored beside the SHA-256 of its bytes (`<name>.sha256`) and read through one
+// descriptor opened with O_NOFOLLOW | O_NONBLOCK (a planted link is not followed, a FIFO does
+// not block); anything that is not a regular file of the current user writable by no one else,
+// or whose bytes do not match the digest, is deleted (a folder with what it holds) and treated as
+// a miss, so it is rebuilt, never loaded. Temporaries are created exclusively; those of dead
+// processes are swept on first use.
 #pragma once
 
 #include <sys/types.h>
@@ -23,7 +30,8 @@
 
 namespace uops {
 
-std::filesystem::path kernel_cache_dir();  // created on first use; throws when not private
+// Created on first use; throws when it or a folder above it fails the trust rules.
+std::filesystem::path kernel_cache_dir();
 // 32 hex digits.
 std::string kernel_cache_key(const std::string& source, const std::string& compiler_identity,
                              const std::string& flags);
@@ -40,7 +48,12 @@ std::filesystem::path write_temporary(const std::filesystem::path& path, const s
                                       mode_t mode = 0600);
 // Renames `temporary` to `path`; on failure removes the temporary and throws.
 void publish(const std::filesystem::path& temporary, const std::filesystem::path& path);
+
+// The functions below take a path in a cache folder and apply the trust rules to that folder.
+// Writes `bytes` to a temporary and renames it to `path`, replacing a folder in the way.
 void write_file_atomically(const std::filesystem::path& path, const std::string& bytes);
+// The bytes of `path` when it is a regular file of the current user that no one else may write.
+std::optional<std::string> read_cache_file(const std::filesystem::path& path);
 
 // The digest, then the artifact, each written atomically.
 void store_artifact(const std::filesystem::path& path, const std::string& bytes);

@@ -2,8 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <exception>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "ops/families.h"
@@ -113,13 +115,21 @@ void load_op_library(const std::string& given) {
   size_t before = all_ops().size();
   loading_library = &path;
   int rc = 0;
+  // The library is the user's input: whatever it throws becomes an Error naming it (a throw
+  // that is no std::exception would otherwise end the program).
+  std::optional<std::string> thrown;
   try {
     rc = entry(UOPS_OPS_ABI);
-  } catch (...) {
+  } catch (const Error&) {
     loading_library = nullptr;
     throw;
+  } catch (const std::exception& e) {
+    thrown = std::string(": ") + e.what();
+  } catch (...) {
+    thrown = " something that is not a std::exception";
   }
   loading_library = nullptr;
+  if (thrown) throw Error("op library " + path + ": uops_register_ops threw" + *thrown);
   if (rc != 0)
     throw Error("op library " + path + ": uops_register_ops(" + std::to_string(UOPS_OPS_ABI) +
                 ") returned " + std::to_string(rc) + " (built for another uops version?)");

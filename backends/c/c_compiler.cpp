@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,9 +13,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -109,6 +110,38 @@ std::string file_stamp(const std::string& path) {
   return stamp;
 }
 
+// Whether the compiler builds the probe into a shared object with `extra`. The answer is cached
+// for good, so a failure counts as "no" only when it is the feature's: the compiler exited with
+// an error and builds the same probe without `extra` right after. A compiler killed by a signal,
+// or one that cannot build the plain probe either (a full disk, an unwritable folder, a broken
+// installation), says nothing about the feature: that is an Error, and nothing is cached.
+bool accepts(const std::vector<std::string>& command, const std::filesystem::path& probe,
+             const std::filesystem::path& out, const std::vector<std::string>& extra) {
+  // 0: built; -1: killed by a signal; 1: failed.
+  auto build = [&](const std::vector<std::string>& flags, std::string* output) {
+    std::vector<std::string> argv = command;
+    argv.insert(argv.end(), {"-shared", "-fPIC", "-o", out.string(), probe.string()});
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    int status = 0;
+    *output = run_command(argv, &status);
+    std::error_code ec;
+    bool built = status == 0 && std::filesystem::file_size(out, ec) > 0 && !ec;
+    std::filesystem::remove(out, ec);
+    return built ? 0 : status < 0 ? -1 : 1;
+  };
+  std::string with_output, plain_output;
+  int status = build(extra, &with_output);
+  if (status == 0) return true;
+  std::string feature = command_text(extra);
+  if (status < 0)
+    throw Error("C compiler " + command_text(command) + " was killed while probing " + feature +
+                "; nothing is cached, the next run probes again:\n" + with_output);
+  if (build({}, &plain_output) != 0)
+    throw Error("C compiler " + command_text(command) + " cannot build a shared object (probing " +
+                feature + "); nothing is cached, the next run probes again:\n" + plain_output);
+  return false;
+}
+
 }  // namespace
 
 CompilerInfo compiler_info(const std::string& compiler) {
@@ -144,12 +177,9 @@ CompilerInfo compiler_info(const std::string& compiler) {
     info.identity = cached->substr(3);
   } else {
     int status = 0;
-    auto with = [&](std::vector<std::string> args) {
-      std::vector<std::string> argv = command;
-      argv.insert(argv.end(), args.begin(), args.end());
-      return argv;
-    };
-    info.identity = run_command(with({"--version"}), &status);
+    std::vector<std::string> version = command;
+    version.push_back("--version");
+    info.identity = run_command(version, &status);
     if (status != 0)
       throw Error("C compiler '" + command_text(command) +
                   "' failed on --version: " + info.identity);
@@ -157,17 +187,8 @@ CompilerInfo compiler_info(const std::string& compiler) {
     std::filesystem::path probe = kernel_cache_path("openmp-probe", ".c");
     write_file_atomically(probe, "int uops_probe(void) { return 0; }\n");
     std::filesystem::path out = temporary_path_for(kernel_cache_path("openmp-probe", ".so"));
-    run_command(with({"-fopenmp", "-shared", "-fPIC", "-o", out.string(), probe.string()}),
-                &status);
-    info.openmp = status == 0;
-    if (info.openmp) {
-      run_command(
-          with({"-fopenmp", "-shared", "-fPIC", "-o", out.string(), probe.string(), "-lmvec"}),
-          &status);
-      info.mvec = status == 0;
-    }
-    std::error_code ec;
-    std::filesystem::remove(out, ec);
+    info.openmp = accepts(command, probe, out, {"-fopenmp"});
+    info.mvec = info.openmp && accepts(command, probe, out, {"-fopenmp", "-lmvec"});
     store_artifact(id_file, std::string(info.openmp ? "1" : "0") + (info.mvec ? "1" : "0") + "\n" +
                                 info.identity);
   }
@@ -232,10 +253,10 @@ std::vector<std::string> link_libraries(const CompilerInfo& cc, const CCompileOp
 
 namespace {
 
-// Compiles into a temporary and stores the result with its digest.
-void compile(const CompilerInfo& cc, const std::vector<std::string>& flags,
-             const std::vector<std::string>& libs, const std::string& source,
-             const std::string& key, const std::filesystem::path& so) {
+// Compiles into a temporary, stores the result with its digest and returns its bytes.
+std::string compile(const CompilerInfo& cc, const std::vector<std::string>& flags,
+                    const std::vector<std::string>& libs, const std::string& source,
+                    const std::string& key, const std::filesystem::path& so) {
   std::filesystem::path src = kernel_cache_path(key, ".c");
   write_file_atomically(src, source);
   std::filesystem::path tmp = temporary_path_for(so);
@@ -245,32 +266,73 @@ void compile(const CompilerInfo& cc, const std::vector<std::string>& flags,
   argv.insert(argv.end(), libs.begin(), libs.end());
   int status = 0;
   std::string output = run_command(argv, &status);
+  std::optional<std::string> bytes;
+  if (status == 0) bytes = read_cache_file(tmp);
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
   auto fail = [&](const std::string& what) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
     throw Error("C compiler " + what + ": " + command_text(argv) + "\n" + output +
                 "generated source kept at " + src.string());
   };
   if (status != 0) fail("failed (exit status " + std::to_string(status) + ")");
-  std::string bytes;
-  {
-    std::ifstream in(tmp, std::ios::binary);
-    if (!in) fail("exited 0 but wrote no " + tmp.string());
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  std::error_code ec;
-  std::filesystem::remove(tmp, ec);
-  if (bytes.empty()) fail("exited 0 but wrote an empty " + tmp.string());
-  store_artifact(so, bytes);
+  if (!bytes) fail("exited 0 but wrote no " + tmp.string());
+  if (bytes->empty()) fail("exited 0 but wrote an empty " + tmp.string());
+  store_artifact(so, *bytes);
+  return *bytes;
 }
 
-// dlopen by name once the bytes are verified: the folder is private, so only the caller could
-// swap the file in between. (Not /proc/self/fd/N: glibc takes a name it has loaded before for
-// the same library, and descriptor numbers repeat.)
-void* load(const std::filesystem::path& so, std::string* error) {
+// A name for /proc/self/fd/`fd` that no earlier dlopen was given: glibc hands back the object
+// it loaded before under the same name, and descriptor numbers repeat. The n-th load puts one
+// "/." (bit set) or "/" (bit clear) per bit of n between "/proc" and "self": the same file,
+// a different string.
+std::string fresh_fd_name(int fd, uint64_t n) {
+  std::string bits;
+  for (; n; n >>= 1) bits.insert(0, n & 1 ? "/." : "/");
+  return "/proc" + bits + "/self/fd/" + std::to_string(fd);
+}
+
+// Loads `bytes`, verified against their digest, as a shared object. They are copied into a
+// sealed memory file that dlopen maps through /proc/self/fd: what is mapped is the very bytes
+// that were hashed, and the seals forbid anyone, even the caller, to change them afterwards.
+// (dlopen of the cache path would look the path up again, so a parent swapped in between would
+// load another file; loading the cache file's own descriptor would map the verified inode, but
+// its owner could still rewrite it, and the pages not yet read would show the change.) Identical
+// bytes are mapped once per process.
+void* load(const std::string& bytes, std::string* error) {
+  static std::mutex mutex;
+  static std::map<std::string, void*> loaded;  // by SHA-256
+  static uint64_t loads = 0;
+  std::string digest = sha256_hex(bytes);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = loaded.find(digest); it != loaded.end()) return it->second;
+  // MFD_EXEC: where vm.memfd_noexec asks for it (Linux 6.3 and later); older kernels refuse the
+  // flag, and their memory files are executable anyway.
+  constexpr unsigned kExec = 0x10;
+  int fd = memfd_create("uops-kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING | kExec);
+  if (fd < 0 && errno == EINVAL) fd = memfd_create("uops-kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) {
+    *error = std::string("cannot create a memory file to load it from: ") + std::strerror(errno) +
+             (errno == EACCES ? " (vm.memfd_noexec is 2?)" : "");
+    return nullptr;
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += size_t(n);
+  }
+  if (done != bytes.size() ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    *error = std::string("cannot fill the memory file to load it from: ") + std::strerror(errno);
+    close(fd);
+    return nullptr;
+  }
   // Never unloaded: the OpenMP runtime the object pulls in keeps worker threads alive.
-  void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  void* handle = dlopen(fresh_fd_name(fd, loads++).c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  close(fd);
   if (!handle) *error = dlerror();
+  if (handle) loaded[digest] = handle;
   return handle;
 }
 
@@ -292,15 +354,13 @@ void* compile_and_load(const std::string& source, const CCompileOptions& options
   std::filesystem::path so = kernel_cache_path(key, ".so");
   // A cached object that fails verification is deleted by read_artifact; one that verifies but
   // does not load (written by an older, broken run) is deleted here; either is rebuilt once.
+  std::optional<std::string> bytes = read_artifact(so);
   std::string error;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (!read_artifact(so)) {
-      compile(cc, flags, libs, source, key, so);
-      if (!read_artifact(so))
-        throw Error("compiled kernel " + so.string() + " vanished from the cache");
-    }
-    if (void* handle = load(so, &error)) return handle;
+    if (!bytes) bytes = compile(cc, flags, libs, source, key, so);
+    if (void* handle = load(*bytes, &error)) return handle;
     remove_artifact(so);
+    bytes.reset();
   }
   throw Error("cannot load compiled kernel " + so.string() + ": " + error);
 }

@@ -2,14 +2,20 @@
 // a corrupt one is rebuilt, stale temporaries go, failures say why, and CC may carry words.
 #include "backends/kernel_cache.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 
 #include "support/compare.h"
 #include "uops/backends/c/c_backend.h"
@@ -50,13 +56,14 @@ class KernelCacheTrust : public ::testing::Test {
     return {{"x", x}};
   }
   // Compiles and loads `p` in a child process, as a later run would (a kernel this process has
-  // loaded once is found by name and never mapped again): 0 when that worked, 2 for an Error,
-  // 128 + the signal when it crashed.
-  static int compile_in_child(const Program& p) {
+  // loaded once is never mapped again): 0 when that worked, 2 for an Error, 128 + the signal
+  // when it crashed or hung for a minute.
+  static int compile_in_child(const Program& p, const CCompileOptions& options = {}) {
     pid_t pid = fork();
     if (pid == 0) {
+      alarm(60);
       try {
-        compile_c(p);
+        compile_c(p, options);
         _exit(0);
       } catch (const Error&) {
         _exit(2);
@@ -74,6 +81,17 @@ class KernelCacheTrust : public ::testing::Test {
     for (auto& e : fs::directory_iterator(cache_))
       if (e.path().extension() == ".so") found = e.path();
     return found;
+  }
+  // The names of the compiler identities stored in the cache.
+  std::set<std::string> compiler_ids() const {
+    std::set<std::string> ids;
+    for (auto& e : fs::directory_iterator(cache_))
+      if (e.path().extension() == ".id") ids.insert(e.path().filename().string());
+    return ids;
+  }
+  static std::string slurp(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
   // A shared object whose constructor creates `marker` when it is loaded.
   fs::path planted_object(const fs::path& marker) const {
@@ -94,7 +112,6 @@ TEST_F(KernelCacheTrust, FolderIsCreatedPrivate) {
   EXPECT_EQ(fs::status(cache_).permissions() & fs::perms::all, fs::perms::owner_all);
 }
 
-// Another local user who may write the folder swaps in an object of theirs: it must never run.
 // Another local user who may write the folder swaps in an object of theirs: it must never run.
 TEST_F(KernelCacheTrust, PlantedObjectInAnOpenFolderNeverRuns) {
   Program p = program();
@@ -164,6 +181,182 @@ TEST_F(KernelCacheTrust, CorruptObjectIsRebuilt) {
   EXPECT_TRUE(testing::same_outputs(interpret(p, input()), compile_c(p)->run(input()), 1e-5));
 }
 
+// A folder above the cache that another user could write or owns, or a link on the path that
+// another user owns, would let them put a tree of theirs where the cache is: refused with an
+// Error naming the folder. A sticky folder (as /tmp) and a link of the caller's are fine.
+TEST_F(KernelCacheTrust, CacheBelowAnUnsafeFolderIsRefused) {
+  Program p = program();
+  fs::path parent = dir_ / "parent";
+  fs::create_directories(parent);
+  setenv("UOPS_CACHE_DIR", (parent / "cache").c_str(), 1);
+  auto refused = [&](const std::string& why) {
+    try {
+      compile_c(p);
+      ADD_FAILURE() << "used a cache below an unsafe folder: " << why;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  fs::permissions(parent, fs::perms(0777), fs::perm_options::replace);
+  refused("its parent " + parent.string() +
+          " is writable by group or others without the sticky bit (mode 0777)");
+  fs::permissions(parent, fs::perms(0775), fs::perm_options::replace);
+  refused("(mode 0775)");
+  TensorMap want = interpret(p, input());
+  fs::permissions(parent, fs::perms(01777), fs::perm_options::replace);
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(p)->run(input()), 1e-5));
+  fs::permissions(parent, fs::perms(0755), fs::perm_options::replace);
+  fs::path link = dir_ / "link";
+  fs::create_directory_symlink(parent, link);
+  setenv("UOPS_CACHE_DIR", (link / "cache").c_str(), 1);
+  EXPECT_TRUE(testing::same_outputs(want, compile_c(p)->run(input()), 1e-5));
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a folder and a link to another user";
+  ASSERT_EQ(lchown(link.c_str(), 65534, 65534), 0);
+  refused(link.string() + " is a symbolic link owned by another user (uid 65534)");
+  setenv("UOPS_CACHE_DIR", (parent / "cache").c_str(), 1);
+  ASSERT_EQ(chown(parent.c_str(), 65534, 65534), 0);
+  refused("its parent " + parent.string() + " belongs to another user (uid 65534)");
+}
+
+// Root's cache lies below a folder another user may write (0777, no sticky bit). That user, in a
+// loop, swaps the cache's parent for a tree of theirs, by rename and by a symbolic link, while
+// root compiles and loads the kernel hundreds of times: their code must never run. (Before the
+// whole path was checked and the object loaded from the bytes verified, some runs loaded it.)
+TEST_F(KernelCacheTrust, SwappingAttackerNeverRunsItsCode) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run the attacker as another user (nobody)";
+  struct passwd* nobody = getpwnam("nobody");
+  if (!nobody) GTEST_SKIP() << "no user 'nobody' to run the attacker as";
+  uid_t uid = nobody->pw_uid;
+  gid_t gid = nobody->pw_gid;
+  Program p = program();
+  ASSERT_EQ(compile_in_child(p), 0);  // the kernel's files, copied below the open folder
+  fs::path shared = dir_ / "shared", real = shared / "p" / "cache";
+  fs::create_directories(real);
+  fs::permissions(real, fs::perms::owner_all, fs::perm_options::replace);
+  for (auto& e : fs::directory_iterator(cache_))
+    fs::copy_file(e.path(), real / e.path().filename());
+  std::string so_name = cached_object().filename().string();
+  fs::permissions(shared, fs::perms::all, fs::perm_options::replace);
+  fs::path marker = dir_ / "attacker-code-ran";
+  std::string evil = slurp(planted_object(marker));
+  std::string p_dir = (shared / "p").string(), theirs = (shared / "q").string(),
+              link = (shared / "l").string(), cache = theirs + "/cache",
+              planted = cache + "/" + so_name, fresh = cache + "/new";
+  pid_t attacker = fork();
+  if (attacker == 0) {  // only system calls from here: the parent may have threads
+    if (setgid(gid) != 0 || setuid(uid) != 0) _exit(1);
+    if (mkdir(theirs.c_str(), 0755) != 0 || mkdir(cache.c_str(), 0755) != 0 ||
+        symlink("q", link.c_str()) != 0)
+      _exit(1);
+    for (;;) {
+      // Their object at the kernel's name, again each time (a run may have removed it).
+      int fd = open(fresh.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0 || write(fd, evil.data(), evil.size()) != ssize_t(evil.size())) _exit(1);
+      close(fd);
+      rename(fresh.c_str(), planted.c_str());
+      // Their folder in the place of root's and back, atomically, then their link.
+      renameat2(AT_FDCWD, p_dir.c_str(), AT_FDCWD, theirs.c_str(), RENAME_EXCHANGE);
+      renameat2(AT_FDCWD, p_dir.c_str(), AT_FDCWD, theirs.c_str(), RENAME_EXCHANGE);
+      renameat2(AT_FDCWD, p_dir.c_str(), AT_FDCWD, link.c_str(), RENAME_EXCHANGE);
+      renameat2(AT_FDCWD, p_dir.c_str(), AT_FDCWD, link.c_str(), RENAME_EXCHANGE);
+    }
+  }
+  ASSERT_GT(attacker, 0);
+  setenv("UOPS_CACHE_DIR", real.c_str(), 1);
+  int runs = 300, run = 0, loaded = 0, refused = 0;
+  for (; run < runs && !fs::exists(marker); ++run) {
+    int rc = compile_in_child(p);
+    loaded += rc == 0;
+    refused += rc == 2;
+  }
+  EXPECT_EQ(waitpid(attacker, nullptr, WNOHANG), 0) << "the attacker stopped swapping";
+  kill(attacker, SIGKILL);
+  waitpid(attacker, nullptr, 0);
+  EXPECT_FALSE(fs::exists(marker)) << "the attacker's code ran as root, in run " << run;
+  EXPECT_EQ(refused, runs) << loaded << " runs loaded a kernel from below an open folder";
+}
+
+// A FIFO at an object or its digest hung every run; a folder there failed every run. Each is now
+// replaced by the rebuilt file, and a folder at another cache file (a wavefront's `.times`) too.
+TEST_F(KernelCacheTrust, SpecialFilesInTheCacheAreReplaced) {
+  Program p = program();
+  ASSERT_EQ(compile_in_child(p), 0);
+  fs::path so = cached_object(), digest = so.string() + ".sha256";
+  for (int how = 0; how < 4; ++how) {
+    fs::path at = how % 2 ? digest : so;
+    fs::remove(at);
+    if (how < 2) {
+      ASSERT_EQ(mkfifo(at.c_str(), 0600), 0);
+    } else {
+      fs::create_directories(at / "inside");
+      std::ofstream(at / "inside" / "file") << "x";
+    }
+    EXPECT_EQ(compile_in_child(p), 0) << "case " << how;
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(at))) << "case " << how;
+  }
+  fs::path times = cache_ / "key.times";
+  fs::create_directories(times / "inside");
+  EXPECT_FALSE(read_artifact(times));
+  store_artifact(times, "1 2 3\n");
+  EXPECT_EQ(read_artifact(times), std::optional<std::string>("1 2 3\n"));
+}
+
+// A compiler probe that failed for a reason other than the compiler lacking the feature (a full
+// disk, a compiler killed) was cached for good as "no OpenMP, no libmvec". Now it is an Error,
+// nothing is stored and the next run probes again; a compiler that lacks OpenMP is still cached.
+TEST_F(KernelCacheTrust, FailedProbeIsNotCached) {
+  fs::path cc = dir_ / "fake-cc";
+  std::ofstream(cc)
+      << "#!/bin/sh\n"
+         "case \" $* \" in *' --version '*) exec cc \"$@\";; esac\n"
+         "dir=$(dirname \"$0\")\n"
+         "if [ -e \"$dir/full\" ]; then\n"
+         "  echo 'ld: final link failed: No space left on device' >&2; exit 1\n"
+         "fi\n"
+         "case \" $* \" in *' -fopenmp '*)\n"
+         "  if [ -e \"$dir/kill\" ]; then kill -9 $$; fi\n"
+         "  if [ -e \"$dir/no-openmp\" ]; then\n"
+         "    echo \"cc: error: unrecognized command-line option '-fopenmp'\" >&2; exit 1\n"
+         "  fi;;\n"
+         "esac\n"
+         "exec cc \"$@\"\n";
+  fs::permissions(cc, fs::perms::owner_all, fs::perm_options::replace);
+  CCompileOptions o;
+  o.compiler = cc.string();
+  Program p = program();
+  for (const char* failure : {"full", "kill"}) {
+    std::ofstream(dir_ / failure) << "";
+    EXPECT_EQ(compile_in_child(p, o), 2) << failure;
+    EXPECT_TRUE(compiler_ids().empty()) << failure << ": a failed probe was cached";
+    if (std::string(failure) == "full") {
+      try {
+        compile_c(p, o);
+        ADD_FAILURE() << "no error on a full disk";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("nothing is cached"), std::string::npos) << e.what();
+      }
+    }
+    fs::remove(dir_ / failure);
+  }
+  // Space freed, the next run probes again and finds what the compiler can do.
+  std::string probe = "cc -fopenmp -shared -fPIC -x c /dev/null -o '" + (dir_ / "omp.so").string() +
+                      "' > /dev/null 2>&1";
+  bool openmp = std::system(probe.c_str()) == 0;
+  EXPECT_EQ(compile_in_child(p, o), 0);
+  ASSERT_EQ(compiler_ids().size(), 1u);
+  EXPECT_EQ(slurp(cache_ / *compiler_ids().begin())[0], openmp ? '1' : '0');
+
+  // A compiler that lacks OpenMP (another identity: the script changed) is cached as such.
+  for (auto& id : compiler_ids()) fs::remove(cache_ / id);
+  std::ofstream(cc, std::ios::app) << "# another compiler\n";
+  std::ofstream(dir_ / "no-openmp") << "";
+  EXPECT_EQ(compile_in_child(p, o), 0);
+  ASSERT_EQ(compiler_ids().size(), 1u);
+  EXPECT_EQ(slurp(cache_ / *compiler_ids().begin()).substr(0, 2), "00");
+}
+
 TEST_F(KernelCacheTrust, StaleTemporariesAreRemoved) {
   fs::create_directories(cache_);
   pid_t child = fork();
@@ -190,12 +383,13 @@ TEST_F(KernelCacheTrust, StaleTemporariesAreRemoved) {
 
 TEST_F(KernelCacheTrust, FailuresSayWhy) {
   CCompileOptions o;
-  o.compiler = "/bin/true";  // exits 0, writes nothing
+  o.compiler = "/bin/true";  // exits 0, writes nothing: not even the OpenMP probe
   try {
     compile_c(program(), o);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("exited 0 but wrote no"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot build a shared object"), std::string::npos)
+        << e.what();
   }
   try {
     write_file_atomically(dir_ / "no-such-folder" / "f", "bytes");

@@ -383,5 +383,15 @@ TEST_F(Uopc, ListShowEmitDot) {
   EXPECT_EQ(r.out.rfind("digraph", 0), 0u);
 }
 
+// An op library whose uops_register_ops throws an int aborted uopc (SIGABRT, exit 134).
+TEST_F(Uopc, OpLibraryThrowingANonExceptionIsAnError) {
+  Result r = uopc(std::string("--ops ") + THROWING_OP_LIBRARY_PATH + " list");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(std::string("op library ") + THROWING_OP_LIBRARY_PATH +
+                       ": uops_register_ops threw something that is not a std::exception"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace uops
