@@ -36,12 +36,8 @@ class Parser {
 
   ParsedIndex parse() {
     ParsedIndex out;
-    out.expr = expr();
+    out.expr = expr().tree;
     if (peek().kind != TokenKind::End) expected("an operator or end of input");
-    if (size_t n = node_count(out.expr); n > kMaxNodes)
-      throw LimitError("\"" + std::string(text_.substr(0, 64)) + "...\": an index expression of " +
-                       std::to_string(n) + " nodes is larger than the limit of " +
-                       std::to_string(kMaxNodes));
     out.equalities = std::move(equalities_);
     return out;
   }
@@ -58,33 +54,92 @@ class Parser {
     fail(peek().column, "expected " + what + ", found " + parser_detail::describe(peek()));
   }
   void expect(char punct) {
-    if (!at(punct)) expected(std::string("'") + punct + "'");
+    if (!at(punct)) expected_punct(punct);
     ++pos_;
   }
+  [[noreturn, gnu::noinline]] void expected_punct(char punct) const {
+    expected(std::string("'") + punct + "'");
+  }
 
-  Index expr() {
-    if (++depth_ > kMaxNesting) fail(peek().column, "expression nested too deeply");
+  // A tree with its node count. Every tree the parser holds ends up in the result (folding
+  // aside), so the count of all held nodes is checked as each tree is made: input past the
+  // limit is refused before it grows a tree larger than the limit, and so the stack that
+  // freeing the tree takes stays that of the largest accepted tree. expr, term and factor
+  // recurse; what they call that does not is kept out of line, so that their frames, and the
+  // stack that kMaxNesting levels take, stay small.
+  struct Sized {
+    Index tree;
+    size_t nodes;
+  };
+
+  [[gnu::noinline]] Sized leaf(Index tree) {
+    hold(1);
+    return {std::move(tree), 1};
+  }
+
+  // `made` is what one constructor made of a (and b): a new node over them, or a fold (see
+  // idx::binary) that returns one of them, a part of one, or a node over such a part.
+  [[gnu::noinline]] Sized combine(Index made, const Sized& a, const Sized& b = {}) {
+    size_t nodes;
+    if (made == a.tree) {
+      nodes = a.nodes;
+    } else if (made == b.tree) {
+      nodes = b.nodes;
+    } else if (made->a == a.tree && made->b == b.tree) {
+      nodes = a.nodes + b.nodes + 1;
+    } else if (b.tree && made->a == b.tree && !made->b) {
+      nodes = b.nodes + 1;  // 0 - b is -b
+    } else if (made->b && is_const(made->b) && a.tree->a == made->a) {
+      nodes = a.nodes;  // (e + c1) + c2 is e + (c1 + c2)
+    } else {
+      nodes = node_count(made);
+    }
+    held_ -= a.nodes + b.nodes;
+    hold(nodes);
+    return {std::move(made), nodes};
+  }
+
+  void hold(size_t nodes) {
+    held_ += nodes;
+    if (held_ > kMaxNodes) too_large();
+  }
+  [[noreturn, gnu::noinline]] void too_deep() const {
+    fail(peek().column, "expression nested too deeply");
+  }
+  [[noreturn, gnu::noinline]] void too_large() const {
+    throw LimitError("\"" + std::string(text_.substr(0, 64)) +
+                     "...\": an index expression of more than " + std::to_string(kMaxNodes) +
+                     " nodes is larger than the limit");
+  }
+
+  Sized expr() {
+    if (++depth_ > kMaxNesting) too_deep();
     // A leading sign binds to the first factor, as unary minus does in C and Python, so that
     // -7/2 is (-7)/2 = -4 under floor division.
     bool negate = false;
     if (at('+') || at('-')) negate = next().punct == '-';
-    Index e = term(negate);
+    Sized e = term(negate);
     while (at('+') || at('-')) {
       char op = next().punct;
-      Index rhs = term();
-      e = op == '+' ? idx::add(e, rhs) : idx::sub(e, rhs);
+      Sized rhs = term();
+      e = combine(idx::binary(op == '+' ? IndexKind::Add : IndexKind::Sub, e.tree, rhs.tree), e,
+                  rhs);
     }
     --depth_;
     return e;
   }
 
-  Index term(bool negate_first = false) {
-    Index e = factor();
-    if (negate_first) e = idx::neg(e);
+  Sized term(bool negate_first = false) {
+    Sized e = factor();
+    if (negate_first) e = combine(idx::neg(e.tree), e);
     while (at('*') || at('/') || at('%')) {
       char op = next().punct;
-      Index rhs = factor();
-      e = op == '*' ? idx::mul(e, rhs) : op == '/' ? idx::floordiv(e, rhs) : idx::floormod(e, rhs);
+      Sized rhs = factor();
+      e = combine(idx::binary(op == '*'   ? IndexKind::Mul
+                              : op == '/' ? IndexKind::Div
+                                          : IndexKind::Mod,
+                              e.tree, rhs.tree),
+                  e, rhs);
     }
     return e;
   }
@@ -105,23 +160,20 @@ class Parser {
     return idx::dim(t.source, int(t.number));
   }
 
-  Index factor() {
-    const Token& t = peek();
+  // An INT, loop index, axis size or parameter.
+  [[gnu::noinline]] Sized operand(const Token& t) {
     switch (t.kind) {
       case TokenKind::Int:
-        ++pos_;
-        return idx::constant(t.number);
+        return leaf(idx::constant(t.number));
       case TokenKind::LoopVar:
-        ++pos_;
         if (!options_.allow_loop_vars)
           fail(t.column, "loop index '" + t.text + "' is not allowed in a shape expression");
         if (options_.rank >= 0 && t.number >= options_.rank)
           fail(t.column, "loop index '" + t.text + "' is out of range: the output has rank " +
                              std::to_string(options_.rank));
         if (t.number > kMaxAxis) fail(t.column, "loop index '" + t.text + "' is out of range");
-        return idx::var(int(t.number));
+        return leaf(idx::var(int(t.number)));
       case TokenKind::Dim: {
-        ++pos_;
         Index d = dim(t);
         if (at('[')) {
           ++pos_;
@@ -131,32 +183,45 @@ class Parser {
           expect(']');
           equalities_.emplace_back(d, other);
         }
-        return d;
+        return leaf(std::move(d));
       }
-      case TokenKind::Param: {
-        ++pos_;
+      default: {
         std::string name = t.text.substr(1);
         if (options_.params && std::find(options_.params->begin(), options_.params->end(), name) ==
                                    options_.params->end())
           fail(t.column, "unknown parameter '$" + name + "'");
         if (name.size() > kMaxName)
           fail(t.column, "parameter name longer than " + std::to_string(kMaxName) + " characters");
-        return idx::param(name);
+        return leaf(idx::param(name));
       }
+    }
+  }
+
+  Sized factor() {
+    const Token& t = peek();
+    switch (t.kind) {
+      case TokenKind::Int:
+      case TokenKind::LoopVar:
+      case TokenKind::Dim:
+      case TokenKind::Param:
+        ++pos_;
+        return operand(t);
       case TokenKind::Min:
       case TokenKind::Max: {
         ++pos_;
         expect('(');
-        Index a = expr();
+        Sized a = expr();
         expect(',');
-        Index b = expr();
+        Sized b = expr();
         expect(')');
-        return t.kind == TokenKind::Min ? idx::min(a, b) : idx::max(a, b);
+        return combine(
+            idx::binary(t.kind == TokenKind::Min ? IndexKind::Min : IndexKind::Max, a.tree, b.tree),
+            a, b);
       }
       case TokenKind::Punct:
         if (t.punct == '(') {
           ++pos_;
-          Index e = expr();
+          Sized e = expr();
           expect(')');
           return e;
         }
@@ -164,14 +229,16 @@ class Parser {
       case TokenKind::End:
         break;
     }
-    expected("a term");
+    expected_term();
   }
+  [[noreturn, gnu::noinline]] void expected_term() const { expected("a term"); }
 
   std::string_view text_;
   const ParseOptions& options_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   int depth_ = 0;
+  size_t held_ = 0;  // nodes of the trees held: see Sized
   std::vector<std::pair<Index, Index>> equalities_;
 };
 

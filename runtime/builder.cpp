@@ -93,7 +93,7 @@ Graph GraphBuilder::build(const BuildOptions& options) && {
   if (topo.on_cycle) {
     throw Error("dependency cycle through node '" + data->nodes[*topo.on_cycle].name + "'");
   }
-  data->successors = transitive_reduction(successors, topo.order);
+  data->successors = transitive_reduction(std::move(successors), topo.order);
   data->predecessors = predecessors_of(data->successors);
   data->schedule = schedule_with_costs(*data, options);
   return Graph(std::move(data));

@@ -18,19 +18,29 @@ Adjacency infer_dependencies(const std::vector<Node>& nodes) {
     tracker.add(
         n, nodes[n].reads, nodes[n].writes,
         [&](NodeIndex earlier) {
-          if (earlier != n) successors[earlier].push_back(n);
+          // n only grows, so each list comes out sorted, and a repeat is its last entry.
+          auto& list = successors[earlier];
+          if (earlier != n && (list.empty() || list.back() != n)) list.push_back(n);
         },
         ignore, ignore);
-  }
-  for (auto& list : successors) {
-    std::sort(list.begin(), list.end());
-    list.erase(std::unique(list.begin(), list.end()), list.end());
   }
   return successors;
 }
 
 TopologicalOrder topological_order(const Adjacency& successors) {
   const std::size_t n = successors.size();
+  TopologicalOrder result;
+  result.order.reserve(n);
+  // Where every edge points forward (inferred edges always do), the lowest ready index is
+  // always the next one: the order is the identity, found without a queue.
+  const bool forward = std::all_of(successors.begin(), successors.end(), [&](const auto& list) {
+    const auto v = static_cast<NodeIndex>(&list - successors.data());
+    return std::all_of(list.begin(), list.end(), [&](NodeIndex s) { return s > v; });
+  });
+  if (forward) {
+    for (NodeIndex v = 0; v < n; ++v) result.order.push_back(v);
+    return result;
+  }
   std::vector<std::uint32_t> indegree(n, 0);
   for (const auto& list : successors) {
     for (NodeIndex s : list) ++indegree[s];
@@ -39,8 +49,6 @@ TopologicalOrder topological_order(const Adjacency& successors) {
   for (NodeIndex v = 0; v < n; ++v) {
     if (indegree[v] == 0) ready.push(v);
   }
-  TopologicalOrder result;
-  result.order.reserve(n);
   while (!ready.empty()) {
     NodeIndex v = ready.top();
     ready.pop();
@@ -65,13 +73,13 @@ TopologicalOrder topological_order(const Adjacency& successors) {
   return result;
 }
 
-Adjacency transitive_reduction(const Adjacency& successors, const std::vector<NodeIndex>& order) {
+Adjacency transitive_reduction(Adjacency successors, const std::vector<NodeIndex>& order,
+                               ReductionWork* work) {
   const std::size_t n = successors.size();
   std::vector<std::uint32_t> position(n);
   for (std::uint32_t i = 0; i < n; ++i) position[order[i]] = i;
-  Adjacency reduced(n);
+  Adjacency reduced = std::move(successors);
   for (NodeIndex v = 0; v < n; ++v) {
-    reduced[v] = successors[v];
     std::sort(reduced[v].begin(), reduced[v].end());
     reduced[v].erase(std::unique(reduced[v].begin(), reduced[v].end()), reduced[v].end());
   }
@@ -100,40 +108,51 @@ Adjacency transitive_reduction(const Adjacency& successors, const std::vector<No
     }
   }
 
-  // Columns are handled in blocks of at most kBlockWords * 64, so the bitsets take a bounded
-  // number of bytes per node. reach[v]: the block's columns reachable from v by one or more
-  // edges; only nodes ordered before the block's last column can reach it, and only nodes from
-  // the block's earliest predecessor on can lose an edge into it or be the successor that
-  // makes one redundant, so a block's pass ends there: graphs whose edges span a bounded
-  // stretch of the order (layers, buffers rewritten again and again) cost linear time.
+  // Columns are handled in blocks of at most kBlockWords * 64 whose columns lie within
+  // kReductionWindow places of the order, so the bitsets take a bounded number of bytes per
+  // node. reach[v]: the block's columns reachable from v by one or more edges. A block's pass
+  // runs backwards from its last column to its earliest predecessor, or to kReductionWindow
+  // places before its first column if that comes later: every path from a node of the pass to
+  // a column stays inside the pass, so the edges it examines are dropped exactly when implied,
+  // and the edges it leaves out span more than the window. A node lies in the passes of at
+  // most kReductionWindow / (kBlockWords * 64) + 3 blocks, so the whole costs linear time.
   std::vector<std::uint32_t> earliest_predecessor(n, std::numeric_limits<std::uint32_t>::max());
   for (NodeIndex v = 0; v < n; ++v) {
     for (NodeIndex s : reduced[v]) {
       earliest_predecessor[s] = std::min(earliest_predecessor[s], position[v]);
     }
   }
-  constexpr std::size_t kBlockWords = 16;
-  const std::size_t blocks = (columns.size() + 64 * kBlockWords - 1) / (64 * kBlockWords);
+  constexpr std::size_t kBlockColumns = 64 * kBlockWords;
   const std::size_t words = std::min(kBlockWords, (columns.size() + 63) / 64);
-  std::vector<std::uint64_t> reach(blocks == 0 ? 0 : n * words);
-  std::vector<std::uint64_t> others(words);
-  for (std::size_t block = 0; block < blocks; ++block) {
-    const std::size_t first = block * 64 * kBlockWords;
-    const std::size_t last = std::min(columns.size(), first + 64 * kBlockWords) - 1;
+  std::vector<std::uint64_t> reach(columns.empty() ? 0 : n * words);
+  for (std::size_t first = 0, last; first < columns.size(); first = last + 1) {
+    const std::uint32_t first_position = position[columns[first]];
+    last = first;
+    while (last + 1 < columns.size() && last + 1 - first < kBlockColumns &&
+           position[columns[last + 1]] - first_position <= kReductionWindow) {
+      ++last;
+    }
     auto in_block = [&](NodeIndex s) {
       return column[s] != kNoColumn && column[s] >= first && column[s] <= last;
     };
     auto bit = [&](NodeIndex s) { return column[s] - first; };
-    std::uint32_t stop = position[columns[last]];
+    const std::uint32_t end = position[columns[last]];
+    std::uint32_t stop = first_position > kReductionWindow ? first_position - kReductionWindow : 0;
+    std::uint32_t earliest = end;
     for (std::size_t c = first; c <= last; ++c) {
-      stop = std::min(stop, earliest_predecessor[columns[c]]);
+      earliest = std::min(earliest, earliest_predecessor[columns[c]]);
     }
-    for (std::size_t i = position[columns[last]] + 1; i-- > stop;) {
+    stop = std::max(stop, earliest);
+    for (std::size_t i = end + 1; i-- > stop;) {
       const NodeIndex v = order[i];
+      if (work) {
+        ++work->nodes;
+        work->edges += reduced[v].size();
+      }
       std::uint64_t* mine = &reach[v * words];
       std::fill(mine, mine + words, 0);
       for (NodeIndex s : reduced[v]) {
-        if (position[s] > position[columns[last]]) continue;
+        if (position[s] > end) continue;
         const std::uint64_t* theirs = &reach[s * words];
         for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
       }
@@ -152,7 +171,12 @@ Adjacency transitive_reduction(const Adjacency& successors, const std::vector<No
 }
 
 Adjacency predecessors_of(const Adjacency& successors) {
+  std::vector<std::uint32_t> indegree(successors.size(), 0);
+  for (const auto& list : successors) {
+    for (NodeIndex s : list) ++indegree[s];
+  }
   Adjacency predecessors(successors.size());
+  for (NodeIndex v = 0; v < successors.size(); ++v) predecessors[v].reserve(indegree[v]);
   for (NodeIndex v = 0; v < successors.size(); ++v) {
     for (NodeIndex s : successors[v]) predecessors[s].push_back(v);
   }

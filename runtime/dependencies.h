@@ -3,6 +3,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -89,12 +91,26 @@ struct TopologicalOrder {
 // forward is ordered as it was added.
 TopologicalOrder topological_order(const Adjacency& successors);
 
-// Drops every edge u -> v for which another path from u to v exists, and duplicates; successor
-// lists come out sorted. Memory is linear in nodes + edges (at most 128 bytes of reachability
-// bits per node); time is that of one pass per 1,024 targets that some node could reach twice
-// (none when no node can), each over the nodes from the targets' earliest predecessor to the
-// last target in `order`: linear when edges span a bounded stretch of the order.
-Adjacency transitive_reduction(const Adjacency& successors, const std::vector<NodeIndex>& order);
+// How far apart in the topological order the ends of an implied edge may lie for the
+// reduction to drop it.
+constexpr std::uint32_t kReductionWindow = 4096;
+// Reachability bits per node in one pass of the reduction, in 64-bit words.
+constexpr std::size_t kBlockWords = 16;
+
+// What one reduction did: nodes visited and successor lists walked, summed over its passes.
+struct ReductionWork {
+  std::size_t nodes = 0;
+  std::size_t edges = 0;
+};
+
+// Drops duplicate edges and every edge u -> v for which another path from u to v exists and
+// v comes at most kReductionWindow places after u in `order`; an implied edge that spans
+// further may stay (it orders nothing new, and the schedule gives it no signal and no say in
+// placement). Successor lists come out sorted. Memory is linear in nodes + edges (at most
+// kBlockWords * 8 bytes of reachability bits per node), and so is time: each node is visited
+// by at most kReductionWindow / (kBlockWords * 64) + 3 passes. `work`, when given, counts them.
+Adjacency transitive_reduction(Adjacency successors, const std::vector<NodeIndex>& order,
+                               ReductionWork* work = nullptr);
 
 Adjacency predecessors_of(const Adjacency& successors);
 

@@ -100,7 +100,7 @@ Graph placed_graph(const Graph& graph, const Placement& placement, const Placeme
     throw Error("placed_graph: the graph's edges contradict its node order at node '" +
                 data->nodes[*topo.on_cycle].name + "'");
   }
-  data->successors = transitive_reduction(successors, topo.order);
+  data->successors = transitive_reduction(std::move(successors), topo.order);
   data->predecessors = predecessors_of(data->successors);
   const std::vector<std::uint32_t> command = command_ids(data->nodes);
   data->schedule = make_device_schedule(data->successors, device_of, options.devices,

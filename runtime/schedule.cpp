@@ -113,8 +113,7 @@ class Placer {
       const NodeIndex last = schedule_.streams[t].back();
       if (ancestors[t] < static_cast<std::int32_t>(position_[last])) continue;
       // Following a direct predecessor turns that edge into stream order instead of a signal.
-      const auto& preds = predecessors_[v];
-      better(std::find(preds.begin(), preds.end(), last) != preds.end() ? follower : recyclable, t);
+      better(direct_predecessor(v, t, last) ? follower : recyclable, t);
     }
     if (follower) return *follower;
     if (recyclable) return *recyclable;
@@ -133,6 +132,20 @@ class Placer {
       }
     }
     return best;
+  }
+
+  // Whether `last`, the last node of stream t, precedes v by an edge that no other
+  // predecessor of v implies (last is then no ancestor of that predecessor: last has the
+  // highest position on t). An implied edge saves no signal when followed, since v waits for
+  // the predecessor that implies it anyway, so it counts as no edge: the schedule does not
+  // depend on whether the successor lists were reduced.
+  bool direct_predecessor(NodeIndex v, StreamIndex t, NodeIndex last) const {
+    const auto& preds = predecessors_[v];
+    if (std::find(preds.begin(), preds.end(), last) == preds.end()) return false;
+    const auto at_last = static_cast<std::int32_t>(position_[last]);
+    return std::none_of(preds.begin(), preds.end(), [&](NodeIndex p) {
+      return p != last && ancestor_position_[p * limit_ + t] >= at_last;
+    });
   }
 
   bool ran_command(StreamIndex t, NodeIndex v) const {

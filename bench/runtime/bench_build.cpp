@@ -97,6 +97,9 @@ BENCHMARK(BM_BuildIndependent)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
+// The shapes below are at 10^5 and 10^6 nodes: a build that is near-linear takes about ten
+// times as long for the larger one, a quadratic step a hundred times.
+
 // N nodes that each read two and write one of 40 buffers, chosen at random.
 void BM_BuildRandomDag(benchmark::State& state) {
   measure_build(state, [](GraphBuilder& b, std::size_t n) {
@@ -109,6 +112,75 @@ void BM_BuildRandomDag(benchmark::State& state) {
 BENCHMARK(BM_BuildRandomDag)
     ->Arg(10'000)
     ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The same over N / 10 buffers: a buffer is rewritten about every N / 10 nodes, so edges and
+// the paths that imply them span the graph.
+void BM_BuildRandomDagWide(benchmark::State& state) {
+  measure_build(state, [](GraphBuilder& b, std::size_t n) {
+    std::mt19937 rng(1);
+    std::uniform_int_distribution<BufferId> buffer(1, n / 10);
+    for (std::size_t i = 0; i < n; ++i)
+      b.add("k", [] {}, {buffer(rng), buffer(rng)}, {buffer(rng)});
+  });
+}
+BENCHMARK(BM_BuildRandomDagWide)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// N nodes without accesses, each after two nodes chosen at random among all earlier ones by
+// explicit edges: paths and implied edges span the whole graph.
+void BM_BuildRandomEdges(benchmark::State& state) {
+  measure_build(state, [](GraphBuilder& b, std::size_t n) {
+    std::mt19937 rng(2);
+    std::vector<NodeRef> nodes;
+    nodes.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      nodes.push_back(b.add("k", [] {}, {}, {}));
+      for (int e = 0; e < 2 && i > 0; ++e) nodes[rng() % i].then(nodes[i]);
+    }
+  });
+}
+BENCHMARK(BM_BuildRandomEdges)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// A chain of N nodes that all also read what the first one wrote: the first node has N
+// successors, every one of them but the second implied through the chain.
+void BM_BuildOneEarlyReader(benchmark::State& state) {
+  measure_build(state, [](GraphBuilder& b, std::size_t n) {
+    b.add("k", [] {}, {}, {0});
+    for (std::size_t i = 1; i < n; ++i) b.add("k", [] {}, {0, i}, {i + 1});
+  });
+}
+BENCHMARK(BM_BuildOneEarlyReader)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// N nodes that each write a buffer of their own and read two written by nodes among the 1,000
+// before (local edges, joins everywhere).
+void BM_BuildWindow(benchmark::State& state) {
+  measure_build(state, [](GraphBuilder& b, std::size_t n) {
+    std::mt19937 rng(4);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<BufferId> reads;
+      for (int r = 0; r < 2 && i > 0; ++r)
+        reads.push_back(i - rng() % std::min<std::size_t>(i, 1'000));
+      b.add("k", [] {}, std::move(reads), {i + 1});
+    }
+  });
+}
+BENCHMARK(BM_BuildWindow)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

@@ -29,8 +29,9 @@ TensorMap random_output_grads(const Program& forward, const TensorMap& inputs,
 // element where the differences themselves have not converged (steps h and 2h disagree, as on
 // sin(t^t) with t near 6), or where rounding in outputs far larger than the loss's change can
 // move the difference by more than it disagrees (an output of 1e10 changes by a few units in its
-// last place for h = 1e-6, so the difference sees nothing of it), is counted there instead of
-// failing.
+// last place for h = 1e-6, so the difference sees nothing of it), or where the gradient itself
+// moves across the step [x - h, x + h] by as much as it disagrees (the function is not smooth
+// at the step's scale, as cos(u) for u of 1e14), is counted there instead of failing.
 std::string compare_with_finite_differences(const Program& forward, const Program& grad,
                                             const TensorMap& inputs, const TensorMap& output_grads,
                                             const ParamMap& params,

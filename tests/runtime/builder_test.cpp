@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/dependencies.h"
 #include "uops/runtime/cpu_executor.h"
 #include "uops/runtime/error.h"
 
@@ -149,6 +150,72 @@ TEST(Dependencies, TransitiveReductionOfRandomDagsMatchesTheDefinition) {
       kept += expected.size();
     }
     EXPECT_LT(kept, 3 * (n - 1));  // the graphs do have redundant edges
+  }
+}
+
+// An implied edge is dropped when its ends lie within kReductionWindow places of the order;
+// one that spans further stays (the schedule ignores it, see Schedule.ImpliedEdgesChangeNothing).
+TEST(Dependencies, ImpliedEdgesBeyondTheWindowStay) {
+  const std::size_t n = kReductionWindow + 100;
+  GraphBuilder b;
+  std::vector<NodeRef> chain;
+  for (std::size_t v = 0; v < n; ++v) chain.push_back(b.add("k", noop, {}, {}));
+  for (std::size_t v = 0; v + 1 < n; ++v) chain[v].then(chain[v + 1]);
+  chain[0].then(chain[10]);
+  chain[0].then(chain[n - 1]);
+  Graph g = std::move(b).build();
+  EXPECT_FALSE(has_edge(g, chain[0], chain[10]));
+  EXPECT_TRUE(has_edge(g, chain[0], chain[n - 1]));
+  EXPECT_EQ(g.edge_count(), n);
+  EXPECT_EQ(g.schedule().streams.size(), 1u);
+  EXPECT_TRUE(g.schedule().signals.empty());
+}
+
+// The reduction's work (nodes visited, successor lists walked, over all its passes) is linear
+// on graphs whose edges and paths span the whole graph; it was quadratic there (a 10^6-node
+// random graph took minutes to build). Counted, not timed, so a return to quadratic work fails
+// here whatever the machine's speed.
+TEST(Dependencies, ReductionWorkIsLinearOnNonLocalGraphs) {
+  constexpr std::size_t n = 60'000;
+  std::mt19937 rng(9);
+  auto nodes_with = [&](auto accesses) {
+    std::vector<Node> nodes;
+    for (std::size_t i = 0; i < n; ++i) {
+      auto [reads, writes] = accesses(i);
+      nodes.push_back(Node{"k", noop, {}, std::move(reads), std::move(writes)});
+    }
+    return infer_dependencies(nodes);
+  };
+  using Access = std::pair<std::vector<BufferId>, std::vector<BufferId>>;
+  std::vector<std::pair<const char*, Adjacency>> shapes;
+  // A chain that all also read what the first node wrote.
+  shapes.emplace_back("one early reader", nodes_with([](std::size_t i) {
+                        return i == 0 ? Access{{}, {0}} : Access{{0, i}, {i + 1}};
+                      }));
+  // Two reads and a write each of n / 10 buffers, chosen at random.
+  shapes.emplace_back("random accesses", nodes_with([&](std::size_t) {
+                        std::uniform_int_distribution<BufferId> buffer(1, n / 10);
+                        return Access{{buffer(rng), buffer(rng)}, {buffer(rng)}};
+                      }));
+  // Each node after two chosen at random among all earlier ones.
+  Adjacency random_edges(n);
+  for (std::size_t v = 1; v < n; ++v) {
+    for (int e = 0; e < 2; ++e) random_edges[rng() % v].push_back(static_cast<NodeIndex>(v));
+  }
+  shapes.emplace_back("random edges", std::move(random_edges));
+  const std::size_t passes = kReductionWindow / (kBlockWords * 64) + 3;
+  for (auto& [shape, successors] : shapes) {
+    std::size_t edges = 0;
+    for (const auto& list : successors) edges += list.size();
+    const TopologicalOrder topo = topological_order(successors);
+    ASSERT_FALSE(topo.on_cycle);
+    ReductionWork work;
+    const Adjacency reduced = transitive_reduction(successors, topo.order, &work);
+    EXPECT_LE(work.nodes, passes * n) << shape;
+    EXPECT_LE(work.edges, passes * edges) << shape;
+    std::size_t kept = 0;
+    for (const auto& list : reduced) kept += list.size();
+    EXPECT_LT(kept, edges) << shape << ": the reduction dropped nothing";
   }
 }
 

@@ -280,6 +280,70 @@ TEST(Schedule, RandomDagsAreCoveredByMinimalSignals) {
   }
 }
 
+// a (0) and b (1) are sources, p (2) follows both, v (4) follows a, p and the source c (3),
+// and c's chain claims z (5) and z2 (6), which outrank v. When v is placed, stream 0 ends with
+// a and stream 1 with p; a -> v is implied through p, so following a saves no signal: v
+// follows p, and waits only for c.
+TEST(Schedule, AnImpliedPredecessorIsNotFollowed) {
+  const Edges reduced = {{0, 2}, {1, 2}, {2, 4}, {3, 4}, {3, 5}, {5, 6}};
+  Edges with_implied = reduced;
+  with_implied.emplace_back(0, 4);
+  for (const Edges& edges : {reduced, with_implied}) {
+    Schedule s = make_schedule(successors_of(7, edges), 4);
+    EXPECT_EQ(s.streams, (Streams{{0}, {1, 2, 4}, {3, 5, 6}}));
+    ASSERT_EQ(s.signals.size(), 2u);  // a -> p and c -> v
+  }
+}
+
+// The builder keeps implied edges that span far (see transitive_reduction), so the schedule
+// must be that of the reduced graph whatever implied edges come with it: the same streams, the
+// same signals and waits, the same ranks. random_dag's graphs have many implied edges.
+TEST(Schedule, ImpliedEdgesChangeNothing) {
+  std::mt19937 rng(11);
+  std::size_t implied = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::size_t n = 30 + trial * 5;
+    const std::size_t max_streams = 1 + trial % 6;
+    const std::vector<std::vector<NodeIndex>> successors = random_dag(rng, n);
+    // reach[v]: nodes reachable from v by one or more edges; an edge is implied when another
+    // successor reaches its target.
+    std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
+    std::vector<std::vector<NodeIndex>> reduced(n);
+    for (std::size_t v = n; v-- > 0;) {
+      for (NodeIndex w : successors[v]) {
+        reach[v][w] = true;
+        for (std::size_t x = w + 1; x < n; ++x) reach[v][x] = reach[v][x] || reach[w][x];
+      }
+      for (NodeIndex w : successors[v]) {
+        const bool through_another = std::any_of(successors[v].begin(), successors[v].end(),
+                                                 [&](NodeIndex other) { return reach[other][w]; });
+        if (through_another) {
+          ++implied;
+        } else {
+          reduced[v].push_back(w);
+        }
+      }
+    }
+    std::vector<double> cost_ns;
+    if (trial % 2 == 1) {
+      for (std::size_t v = 0; v < n; ++v) cost_ns.push_back(double(rng() % 5000));
+    }
+    const Schedule with = make_schedule(successors, max_streams, cost_ns, 2000);
+    const Schedule without = make_schedule(reduced, max_streams, cost_ns, 2000);
+    ASSERT_EQ(with.streams, without.streams) << "trial " << trial;
+    ASSERT_EQ(with.order, without.order) << "trial " << trial;
+    ASSERT_EQ(with.rank, without.rank) << "trial " << trial;
+    ASSERT_EQ(with.waits, without.waits) << "trial " << trial;
+    ASSERT_EQ(with.signals.size(), without.signals.size()) << "trial " << trial;
+    for (std::size_t i = 0; i < with.signals.size(); ++i) {
+      EXPECT_EQ(with.signals[i].producer, without.signals[i].producer);
+      EXPECT_EQ(with.signals[i].consumer, without.signals[i].consumer);
+      EXPECT_EQ(with.signals[i].stream, without.signals[i].stream);
+    }
+  }
+  EXPECT_GT(implied, 1000u);
+}
+
 // NNC's tie-break. Three sources fill three streams; "join" and the "relu" after it follow the
 // last source on stream 2. The last node may then recycle stream 0 or 1 (both ran only its
 // ancestors): it takes the one that ran its command, else the lower index.

@@ -1,6 +1,8 @@
 // The immutable executable graph that GraphBuilder::build() produces: nodes with their
-// kernels and declared buffer accesses, the transitively reduced dependency edges, and the
-// static schedule. Copies share the same data, so handing a Graph to several executors is cheap.
+// kernels and declared buffer accesses, the transitively reduced dependency edges (an implied
+// edge whose ends lie more than 4,096 nodes apart in topological order may stay; it changes
+// nothing in the schedule), and the static schedule. Copies share the same data, so handing a
+// Graph to several executors is cheap.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +58,7 @@ class Graph {
  public:
   struct Data {
     std::vector<Node> nodes;
-    std::vector<std::vector<NodeIndex>> successors;  // transitively reduced
+    std::vector<std::vector<NodeIndex>> successors;  // reduced, see above
     std::vector<std::vector<NodeIndex>> predecessors;
     Schedule schedule;
   };

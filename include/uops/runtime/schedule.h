@@ -41,8 +41,9 @@ struct Schedule {
   std::vector<bool> signaled;
 };
 
-// Schedules the DAG given by its successor lists (which should be transitively reduced: every
-// edge is considered for a signal) onto at most `max_streams` streams (at least one).
+// Schedules the DAG given by its successor lists onto at most `max_streams` streams (at least
+// one). Edges implied by other paths change nothing: the schedule is that of the transitive
+// reduction.
 //
 // Without costs it uses as many streams as the graph's parallelism allows. With `cost_ns` (one
 // estimate per node, e.g. nanoseconds) it simulates the placements on 1 .. max_streams streams,
