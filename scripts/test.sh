@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The test job: install what is missing, then build and run every suite (the Python module's
 # pytest suite among them) in Release, again in Release without the CUDA toolkit where the machine
-# has one (a user's machine may not, and that build must never break unseen), the whole suite again under ASan+UBSan, the runtime's
-# suite under TSan, and the parser fuzzer for $UOPS_FUZZ_SECONDS (default 60). Long randomized
-# runs (ctest label "long") are left out; run them with `ctest --preset release -L long`.
+# has one (a user's machine may not, and that build must never break unseen), the whole suite
+# again under ASan+UBSan, the runtime's suite under TSan, and the parser fuzzer for
+# $UOPS_FUZZ_SECONDS (default 60). Long randomized runs (ctest label "long") are left out; run
+# them with `ctest --preset release -L long`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
