@@ -31,13 +31,6 @@ CCompileOptions c_options(const std::string& compiler, bool openmp, int threads,
   return o;
 }
 
-// The C options as keyword arguments, with CCompileOptions' defaults.
-#define UOPS_C_OPTION_ARGS                                                                   \
-  py::kw_only(), py::arg("compiler") = "", py::arg("openmp") = true, py::arg("threads") = 0, \
-                 py::arg("reassociate") = true, py::arg("vector_math") = true,               \
-                 py::arg("target") = "native",                                               \
-                 py::arg("extra_flags") = std::vector<std::string> {}
-
 }  // namespace
 
 void bind_backends(py::module_& m) {
@@ -80,7 +73,9 @@ budget raises uops.LimitError.)doc")
         return compile_c(std::move(p), c_options(compiler, openmp, threads, reassociate,
                                                  vector_math, target, flags));
       },
-      py::arg("program"), UOPS_C_OPTION_ARGS,
+      py::arg("program"), py::kw_only(), py::arg("compiler") = "", py::arg("openmp") = true,
+      py::arg("threads") = 0, py::arg("reassociate") = true, py::arg("vector_math") = true,
+      py::arg("target") = "native", py::arg("extra_flags") = std::vector<std::string>{},
       "The program compiled to C with the given options (uops/backends/c/c_backend.h); with "
       "reassociate=False the results are bit-exact with the interpreter's.");
   m.def(

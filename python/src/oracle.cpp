@@ -49,6 +49,8 @@ TensorMap results(const OpDef& op, const py::object& r) {
 // fn(*inputs, **params) on fresh arrays: fn may keep or modify them without touching the
 // oracle's tensors.
 oracle::Implementation implementation(const OpDef& op, const py::object& fn) {
+  if (!PyCallable_Check(fn.ptr()))
+    throw py::type_error("fn must be callable, not " + std::string(py::repr(fn)));
   PyCallable call(fn);
   return [call, &op](const TensorMap& inputs, const ParamMap& params) {
     return with_gil([&] {

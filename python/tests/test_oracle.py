@@ -128,3 +128,15 @@ def test_bad_options_and_cases_are_errors():
         uops.replay("relu", lambda x: x, "softmax f32 seed=1 x=[2,2]")
     with pytest.raises(uops.LimitError, match="too large"):
         uops.replay("relu", lambda x: x, "relu f32 seed=1 x=[100000,100000]")
+
+
+def test_non_contiguous_results_are_taken_as_their_values():
+    # x.T and a reversed view are views with strides, not copies: compared by value all the same.
+    uops.testing.check("transpose", lambda x: x.T, trials=30)
+    report = uops.check("transpose", lambda x: x.T[::-1], trials=30)
+    assert not report.passed and report.shrunk.shapes["x"] == [1, 2]
+
+
+def test_fn_must_be_callable():
+    with pytest.raises(TypeError, match="fn must be callable"):
+        uops.check("relu", 3)

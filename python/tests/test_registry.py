@@ -102,3 +102,29 @@ def test_an_op_library_is_loaded_and_its_op_checked():
 def test_a_missing_op_library_is_an_error():
     with pytest.raises(uops.Error, match="cannot load op library"):
         uops.load_op_library("/nonexistent/libnope.so")
+
+
+def test_an_op_with_an_index_input_draws_its_values_from_a_python_range():
+    def build(dtype):
+        g = uops.Graph()
+        table = g.input("table", 2, dtype)
+        idx = g.input("idx", 1, "i32")
+        # y[n, d] = table[idx[n], d]
+        g.output("y", g.select(0, table, g.reindex(idx, ["dA0", "dB1"], ["i0"], [idx, table])))
+        return g
+
+    seen = []
+
+    def take(table, idx):
+        seen.append((idx.dtype, int(idx.min()), int(idx.max()), table.shape[0]))
+        return table[idx]
+
+    op = uops.register_op(
+        "py_take", build,
+        inputs=[uops.OpInput("table", 2),
+                uops.OpInput("idx", 1, is_index=True, differentiable=False,
+                             values=lambda shapes, params: (0, shapes["table"][0] - 1))],
+        outputs=["y"])
+    assert [i.is_index for i in op.inputs] == [False, True]
+    uops.testing.check(op, take, trials=30)
+    assert all(dtype == np.int32 and 0 <= lo <= hi < rows for dtype, lo, hi, rows in seen)
