@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 
+#include "uops/error.h"
+
 namespace uops::python {
 
 namespace py = pybind11;
@@ -24,23 +26,22 @@ struct PythonAbort {
   std::shared_ptr<py::error_already_set> error;
 };
 
+// Translates a Python exception as said above.
+[[noreturn]] void rethrow_python_error(py::error_already_set& e);
+
 class PyCallable {
  public:
   explicit PyCallable(py::object fn);
-  // Calls it; the caller must hold the GIL (see Gil). Python exceptions are translated as said
-  // above.
+  // Calls it; the caller holds the GIL (with_gil). Python exceptions are translated.
   py::object operator()(const py::tuple& args, const py::dict& kwargs = {}) const;
-  const py::object& get() const { return *fn_; }
 
  private:
   std::shared_ptr<py::object> fn_;
 };
 
-// Runs `body` with the GIL held, translating the Python exceptions it raises as said above.
-template <typename F>
-auto with_gil(F&& body) -> decltype(body());
-[[noreturn]] void rethrow_python_error(py::error_already_set& e);
-
+// Runs `body` with the GIL held, translating the Python exceptions it raises, and a value of the
+// wrong type it converts (a callback that returned something else than documented) into a
+// uops::Error.
 template <typename F>
 auto with_gil(F&& body) -> decltype(body()) {
   py::gil_scoped_acquire gil;
@@ -48,6 +49,8 @@ auto with_gil(F&& body) -> decltype(body()) {
     return body();
   } catch (py::error_already_set& e) {
     rethrow_python_error(e);
+  } catch (const py::cast_error& e) {
+    throw Error(std::string("a Python callback returned a value of the wrong type: ") + e.what());
   }
 }
 

@@ -128,3 +128,20 @@ def test_an_op_with_an_index_input_draws_its_values_from_a_python_range():
     assert [i.is_index for i in op.inputs] == [False, True]
     uops.testing.check(op, take, trials=30)
     assert all(dtype == np.int32 and 0 <= lo <= hi < rows for dtype, lo, hi, rows in seen)
+
+
+def test_a_python_callback_returning_the_wrong_type_is_an_error():
+    def build(dtype):
+        g = uops.Graph()
+        table = g.input("table", 2, dtype)
+        idx = g.input("idx", 1, "i32")
+        g.output("y", g.select(0, table, g.reindex(idx, ["dA0", "dB1"], ["i0"], [idx, table])))
+        return g
+
+    op = uops.register_op(
+        "py_take_bad_range", build,
+        inputs=[uops.OpInput("table", 2),
+                uops.OpInput("idx", 1, is_index=True, values=lambda shapes, params: "all")],
+        outputs=["y"])
+    with pytest.raises(uops.Error, match="returned a value of the wrong type"):
+        uops.check(op, lambda table, idx: table[idx], trials=2)
