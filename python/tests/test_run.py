@@ -104,3 +104,40 @@ def test_cuda_unavailable_is_an_error_saying_why():
         pytest.skip("CUDA runs here")
     with pytest.raises(uops.Error, match="CUDA backend cannot run"):
         uops.compile(program(), "cuda")
+
+
+def test_compiling_releases_the_gil(tmp_path, monkeypatch):
+    """The C compiler, run by compile_c, waits for a file only this test's main thread creates:
+    were the GIL held while compiling, the main thread could not run, and the compiler would
+    give up after 30 s and fail the compilation."""
+    started, go = tmp_path / "started", tmp_path / "go"
+    compiler = tmp_path / "cc"
+    compiler.write_text(f"""#!/bin/sh
+[ "$1" = --version ] && exec cc "$@"
+touch {started}
+for i in $(seq 300); do [ -f {go} ] && exec cc "$@"; sleep 0.1; done
+exit 1
+""")
+    compiler.chmod(0o700)
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setenv("UOPS_CACHE_DIR", str(cache))
+
+    import threading
+    result = {}
+
+    def compile_in_thread():
+        try:
+            result["exe"] = uops.compile_c(program("relu"), compiler=str(compiler))
+        except uops.Error as e:
+            result["error"] = e
+
+    thread = threading.Thread(target=compile_in_thread)
+    thread.start()
+    while not started.exists() and thread.is_alive():
+        thread.join(0.01)
+    go.touch()
+    thread.join()
+    assert "error" not in result, result["error"]
+    x = np.array([[-1.0, 1.0]], np.float32)
+    np.testing.assert_array_equal(result["exe"].run({"x": x})["y"], [[0.0, 1.0]])
