@@ -38,17 +38,28 @@ def through_binding(op, exe):
     return kernel
 
 
-def cases_per_second(op, fn, seconds=2.0):
-    """Per second of this process's CPU time, as bench_oracle's counter (on a shared machine
-    wall time mostly measures the neighbours), and per second of wall time."""
+def measure(op, fn, seconds=2.0):
+    """Cases per second of this process's CPU time, as bench_oracle's counter (on a shared
+    machine wall time mostly measures the neighbours), per second of wall time, and the CPU
+    microseconds per case spent inside fn itself."""
+    inside = [0.0]
+
+    def timed(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            inside[0] += time.process_time() - start
+
     cases, seed = 0, 1
     wall, cpu = time.perf_counter(), time.process_time()
     while time.process_time() - cpu < seconds:
-        report = uops.check(op, fn, trials=100, seed=seed)
+        report = uops.check(op, timed, trials=100, seed=seed)
         assert report.passed, report.message()
         cases += report.cases
         seed += 100
-    return cases / (time.process_time() - cpu), cases / (time.perf_counter() - wall)
+    return (cases / (time.process_time() - cpu), cases / (time.perf_counter() - wall),
+            inside[0] / cases * 1e6)
 
 
 def main():
@@ -61,8 +72,9 @@ def main():
     }
     for name, fn in kernels.items():
         if fn is not None:
-            cpu, wall = cases_per_second(op, fn)
-            print(f"{op} {name:7s} {cpu:8.0f} cases per CPU second, {wall:8.0f} per wall second")
+            cpu, wall, fn_us = measure(op, fn)
+            print(f"{op} {name:7s} {cpu:8.0f} cases per CPU second ({1e6 / cpu:5.1f} us a case, "
+                  f"{fn_us:5.1f} us in fn), {wall:8.0f} per wall second")
 
 
 if __name__ == "__main__":

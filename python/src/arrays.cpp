@@ -21,15 +21,18 @@ py::dtype numpy_dtype(DType t) {
 }
 
 Tensor to_tensor(const py::handle& value, const std::string& what) {
-  auto a = py::reinterpret_borrow<py::array>(py::module_::import("numpy").attr("asarray")(value));
+  // numpy.asarray at C level: the array itself, or a conversion (a list, a torch.Tensor).
+  py::array a = py::array::ensure(value);
+  if (!a) throw Error(what + " is not an array: " + std::string(py::repr(value)));
   // (numpy.ascontiguousarray would make a 0-d array 1-d.)
   if (!(a.flags() & py::array::c_style)) a = a.attr("copy")("C");
+  // array_t<T>::check_ compares dtypes at C level, byte order included.
   DType dtype = DType::f32;
-  if (a.dtype().equal(numpy_dtype(DType::f32))) {
+  if (py::array_t<float>::check_(a)) {
     dtype = DType::f32;
-  } else if (a.dtype().equal(numpy_dtype(DType::f64))) {
+  } else if (py::array_t<double>::check_(a)) {
     dtype = DType::f64;
-  } else if (a.dtype().equal(numpy_dtype(DType::i32))) {
+  } else if (py::array_t<int32_t>::check_(a)) {
     dtype = DType::i32;
   } else {
     throw Error(what + " has dtype " + std::string(py::str(a.dtype())) +
