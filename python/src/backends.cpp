@@ -34,6 +34,7 @@ CCompileOptions c_options(const std::string& compiler, bool openmp, int threads,
 }  // namespace
 
 void bind_backends(py::module_& m) {
+  const CCompileOptions kC;  // the defaults of the C options
   py::class_<Executable, std::unique_ptr<Executable>>(
       m, "Executable", "A program prepared by a backend, run on any inputs of matching dtypes.")
       .def(
@@ -73,9 +74,10 @@ budget raises uops.LimitError.)doc")
         return compile_c(std::move(p), c_options(compiler, openmp, threads, reassociate,
                                                  vector_math, target, flags));
       },
-      py::arg("program"), py::kw_only(), py::arg("compiler") = "", py::arg("openmp") = true,
-      py::arg("threads") = 0, py::arg("reassociate") = true, py::arg("vector_math") = true,
-      py::arg("target") = "native", py::arg("extra_flags") = std::vector<std::string>{},
+      py::arg("program"), py::kw_only(), py::arg("compiler") = kC.compiler,
+      py::arg("openmp") = kC.openmp, py::arg("threads") = kC.threads,
+      py::arg("reassociate") = kC.reassociate, py::arg("vector_math") = kC.vector_math,
+      py::arg("target") = kC.target, py::arg("extra_flags") = kC.extra_flags,
       "The program compiled to C with the given options (uops/backends/c/c_backend.h); with "
       "reassociate=False the results are bit-exact with the interpreter's.");
   m.def(
@@ -89,10 +91,10 @@ budget raises uops.LimitError.)doc")
         if (target == "cuda") return emit_cuda(p);
         throw Error("unknown emit target '" + target + "' (c, cuda)");
       },
-      py::arg("program"), py::arg("target") = "c", py::kw_only(), py::arg("compiler") = "",
-      py::arg("openmp") = true, py::arg("threads") = 0, py::arg("reassociate") = true,
-      py::arg("vector_math") = true, py::arg("arch") = "native",
-      py::arg("extra_flags") = std::vector<std::string>{},
+      py::arg("program"), py::arg("target") = "c", py::kw_only(), py::arg("compiler") = kC.compiler,
+      py::arg("openmp") = kC.openmp, py::arg("threads") = kC.threads,
+      py::arg("reassociate") = kC.reassociate, py::arg("vector_math") = kC.vector_math,
+      py::arg("arch") = kC.target, py::arg("extra_flags") = kC.extra_flags,
       "The source a backend compiles: target \"c\" (compile_c's options apply; its `target` is "
       "`arch` here) or \"cuda\". Needs no compiler and no GPU.");
   m.def("available_backends", &available_backends,

@@ -77,10 +77,14 @@ CheckOptions options(const py::object& dtype, int trials, uint64_t seed, bool sh
   return o;
 }
 
-#define UOPS_CHECK_OPTION_ARGS                                                               \
-  py::kw_only(), py::arg("dtype") = DType::f32, py::arg("trials") = 50, py::arg("seed") = 1, \
-                 py::arg("shrink") = true, py::arg("against_eigen") = true,                  \
-                 py::arg("backend") = "", py::arg("max_elements") = oracle::kCaseElements
+// The keyword arguments check and replay share, with CheckOptions' defaults.
+#define UOPS_CHECK_OPTION_ARGS                                                                     \
+  py::kw_only(), py::arg("dtype") = CheckOptions{}.dtype,                                          \
+                 py::arg("trials") = CheckOptions{}.trials, py::arg("seed") = CheckOptions{}.seed, \
+                 py::arg("shrink") = CheckOptions{}.shrink,                                        \
+                 py::arg("against_eigen") = CheckOptions{}.against_eigen,                          \
+                 py::arg("backend") = CheckOptions{}.backend,                                      \
+                 py::arg("max_elements") = CheckOptions{}.max_elements
 
 oracle::Case to_case(const OpDef& op, const py::object& c) {
   if (py::isinstance<py::str>(c)) return oracle::parse_case(op, py::cast<std::string>(c));
