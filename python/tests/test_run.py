@@ -141,3 +141,15 @@ exit 1
     assert "error" not in result, result["error"]
     x = np.array([[-1.0, 1.0]], np.float32)
     np.testing.assert_array_equal(result["exe"].run({"x": x})["y"], [[0.0, 1.0]])
+
+
+def test_empty_and_zero_dimensional_arrays(c_transpose):
+    assert c_transpose.run({"x": np.ones((0, 3), np.float32)})["y"].shape == (3, 0)
+    g = uops.Graph()
+    g.output("y", g.unary("neg", g.input("x", 0)))
+    exe = uops.compile(uops.lower(g))
+    for x in (np.float32(2), np.array(2, np.float32)):
+        y = exe.run({"x": x})["y"]
+        assert y.shape == () and y == -2
+    with pytest.raises(uops.Error, match="input 'x' has dtype object"):
+        exe.run({"x": object()})
