@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages uops builds with, only those that are missing.
 # The CUDA toolkit is optional: with /usr/local/cuda (NVRTC) present the CUDA backend compiles
-# kernels; without it that backend reports that NVRTC is not available.
+# kernels; without it that backend reports that NVRTC is not available. PyTorch (python3-torch) is
+# optional too: the Python tests that use it skip without it.
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,7 @@ packages=(
   libopenblas-dev libdnnl-dev  # bench_backends peers only (optional in CMake)
   libomp-14-dev libclang-rt-14-dev
   libtbb-dev
+  pybind11-dev python3-dev python3-numpy python3-pytest  # the Python module and its tests
 )
 
 missing=()

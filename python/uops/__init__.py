@@ -1,0 +1,57 @@
+"""uops from Python: describe tensor ops with micro-ops, generate and run kernels, check kernels.
+
+Everything is the C++ library's (see README.md and docs/design.md); this package only converts
+between Python and C++ values. ``uops.testing`` turns oracle checks into pytest assertions.
+"""
+
+from ._uops import (
+    BinaryOp,
+    Case,
+    CheckReport,
+    DType,
+    Error,
+    Executable,
+    Graph,
+    InternalError,
+    LimitError,
+    Mismatch,
+    Node,
+    OpDef,
+    OpInput,
+    Program,
+    ReduceOp,
+    UnaryOp,
+    all_ops,
+    available_backends,
+    case_inputs,
+    check,
+    compile,
+    compile_c,
+    cuda_unavailable_reason,
+    differentiable_inputs,
+    emit,
+    f32,
+    f64,
+    find_op,
+    forward_program,
+    gradient,
+    gradient_program,
+    i32,
+    load_op_library,
+    lower,
+    optimize,
+    pass_names,
+    register_op,
+    replay,
+)
+
+from . import testing
+
+__all__ = [
+    "BinaryOp", "Case", "CheckReport", "DType", "Error", "Executable", "Graph", "InternalError",
+    "LimitError", "Mismatch", "Node", "OpDef", "OpInput", "Program", "ReduceOp", "UnaryOp",
+    "all_ops", "available_backends", "case_inputs", "check", "compile", "compile_c",
+    "cuda_unavailable_reason", "differentiable_inputs", "emit", "f32", "f64", "find_op",
+    "forward_program", "gradient", "gradient_program", "i32", "load_op_library", "lower",
+    "optimize", "pass_names", "register_op", "replay", "testing",
+]
