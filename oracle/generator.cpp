@@ -1,6 +1,7 @@
 #include "uops/oracle/generator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -280,20 +281,34 @@ Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
     if (redrawn && attempt > 0) ++*redrawn;
     c.sizes.clear();
     c.params.clear();
-    // 50% small, 30% tails (half of them on two axes at once), 20% large: every axis (halved
-    // to fit, so they end up balanced) or one long axis.
-    int64_t mode = attempt < 1000 ? draw(rng, 0, 99) : 0;
+    // 58% small, 15% a tail, 14% a corner (tails on two axes), 7% every axis large (halved to
+    // fit an eighth of the budget, so they end up balanced), 6% one long axis (the others 1 or
+    // 2). The shares keep the mean case about as cheap as when no axis passed 129.
+    int64_t pick = attempt < 1000 ? draw(rng, 0, 99) : 0;
+    enum Shape { small, tail, corner, balanced, along };
+    Shape shape = pick < 58   ? small
+                  : pick < 73 ? tail
+                  : pick < 87 ? corner
+                  : pick < 94 ? balanced
+                              : along;
     enum Hold { free, kept, pinned };  // a long axis is halved last, a tail never
     std::vector<Hold> hold(k, free);
     for (size_t i = 0; i < k; ++i) {
       // Small sizes lean to 1-3 so that an op of many axes keeps some of them past 4.
-      int64_t v =
-          mode >= 80 && mode < 90 ? draw(rng, 1, cap) : draw(rng, 1, draw(rng, 0, 1) ? 3 : 8);
+      int64_t v = shape == balanced ? draw(rng, 1, cap)
+                  : shape == along  ? draw(rng, 1, 2)
+                  : shape == small  ? draw(rng, 1, draw(rng, 0, 1) ? 3 : 8)
+                                    : draw(rng, 1, draw(rng, 0, 3) ? 3 : 8);
       c.sizes[d.classes[i]] = std::min(v, cap);
     }
-    if (mode >= 90 && k > 0) {
+    if (shape == along && k > 0) {
+      // Log-uniform from 128 (or the cap) up to 1024 or, in a quarter of them, to the cap: past
+      // 256 in most, thousands in some.
       size_t i = size_t(draw(rng, 0, int64_t(k) - 1));
-      c.sizes[d.classes[i]] = draw(rng, std::max<int64_t>(1, cap / 4), cap);
+      int64_t top = draw(rng, 0, 3) ? std::min<int64_t>(cap, 1024) : cap;
+      double lo = std::log2(double(std::min<int64_t>(128, cap))), hi = std::log2(double(top));
+      double e = std::uniform_real_distribution<double>(lo, hi)(rng);
+      c.sizes[d.classes[i]] = std::clamp<int64_t>(int64_t(std::exp2(e)), 1, cap);
       hold[i] = kept;
     }
     struct Tail {
@@ -301,12 +316,17 @@ Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
       int64_t size, step;  // the size aimed at, and which way to look for a valid one
     };
     std::vector<Tail> tails;
-    if (mode >= 50 && mode < 80 && k > 0 && !widths.empty()) {
-      int64_t n = std::min<int64_t>(mode < 65 ? 1 : 2, int64_t(k));
-      while (int64_t(tails.size()) < n) {
+    // A corner's widths stay at 64 or below: two long tails would not fit the budget.
+    size_t choices =
+        shape == corner
+            ? size_t(std::upper_bound(widths.begin(), widths.end(), 64) - widths.begin())
+            : widths.size();
+    if ((shape == tail || shape == corner) && k > 0 && choices > 0) {
+      size_t n = std::min<size_t>(shape == corner ? 2 : 1, k);
+      while (tails.size() < n) {
         size_t i = size_t(draw(rng, 0, int64_t(k) - 1));
         if (hold[i] == pinned) continue;
-        int64_t w = widths[size_t(draw(rng, 0, int64_t(widths.size()) - 1))];
+        int64_t w = widths[size_t(draw(rng, 0, int64_t(choices) - 1))];
         int64_t r = draw(rng, 0, 4), delta = r < 2 ? -1 : r < 4 ? 1 : 0;
         tails.push_back({i, std::clamp<int64_t>(w + delta, 1, hard), delta < 0 ? -1 : 1});
         c.sizes[d.classes[i]] = tails.back().size;
@@ -335,9 +355,11 @@ Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
         why = d.problem(c, &elements);
       }
     }
+
     // Over the budget (an eighth of it for small cases, which must stay small however many
     // axes the op has): halve the largest free axis, the long one last, until it fits.
-    int64_t budget = mode < 50 ? std::max<int64_t>(1, d.max_elements / 8) : d.max_elements;
+    int64_t budget = shape == small || shape == balanced ? std::max<int64_t>(1, d.max_elements / 8)
+                                                         : d.max_elements;
     while (why.empty() && elements > budget) {
       size_t largest = k;
       for (Hold level : {free, kept}) {
