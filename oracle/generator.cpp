@@ -31,9 +31,9 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// The largest size trial `trial` may draw: 16, doubling every 5 trials.
+// The largest size trial `trial` may draw: 16, doubling every 4 trials.
 int64_t size_cap(int trial) {
-  return int64_t(16) << std::min(std::max(trial, 0) / 5, 24);
+  return int64_t(16) << std::min(std::max(trial, 0) / 4, 24);
 }
 
 }  // namespace
@@ -60,6 +60,8 @@ struct Generator::Derived {
   // Per input: the size of the axis an index input selects along (null when it selects none).
   std::vector<Index> selects;
   std::vector<Index> reductions;  // each reduce node's length
+  std::vector<int> reduced;       // classes of the input axes a reduction runs along
+  std::vector<int> tiled;         // classes of the input axes an output has: where tiles lie
 
   // Evaluates an expression of the graph (Dim over input node ids) on a case.
   int64_t graph_value(const Index& e, const Case& c) const {
@@ -248,12 +250,32 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements, int64_t
     for (size_t i = 0; i < d->inputs.size(); ++i)
       if (nodes[id].kind == UopKind::input && nodes[id].name == d->inputs[i].name)
         d->graph_input[int(id)] = i;
+  for (int t : p.outputs())
+    for (const Index& e : p.tensors[t].shape)
+      if (e->kind == IndexKind::Dim && first[e->tensor] >= 0) {
+        for (size_t i = 0; i < d->inputs.size(); ++i)
+          if (d->inputs[i].tensor == e->tensor) {
+            int cls = d->axis_class[i][e->axis];
+            if (std::find(d->tiled.begin(), d->tiled.end(), cls) == d->tiled.end())
+              d->tiled.push_back(cls);
+          }
+      }
   d->selects.resize(d->inputs.size());
   for (const UopNode& n : nodes) {
     if (n.kind == UopKind::reduce) {
       Index length = idx::constant(1);
       for (int a : n.axes) length = idx::mul(length, nodes[n.operands[0]].shape[a]);
       d->reductions.push_back(length);
+      // A reduced axis that is an input's axis: where a long axis does the most good.
+      for (int a : n.axes) {
+        const Index& e = nodes[n.operands[0]].shape[a];
+        auto in = e->kind == IndexKind::Dim ? d->graph_input.find(e->tensor) : d->graph_input.end();
+        if (in != d->graph_input.end()) {
+          int cls = d->axis_class[in->second][e->axis];
+          if (std::find(d->reduced.begin(), d->reduced.end(), cls) == d->reduced.end())
+            d->reduced.push_back(cls);
+        }
+      }
     }
     if (n.kind != UopKind::select) continue;
     int from = n.operands[1];  // back through reindexing and casts to the input it reads
@@ -278,35 +300,36 @@ Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
     if (w <= cap) widths.push_back(w);
   if (redrawn) *redrawn = 0;
   for (int attempt = 0; attempt < 2000; ++attempt) {
-    if (redrawn && attempt > 0) ++*redrawn;
     c.sizes.clear();
     c.params.clear();
-    // 58% small, 15% a tail, 14% a corner (tails on two axes), 7% every axis large (halved to
-    // fit an eighth of the budget, so they end up balanced), 6% one long axis (the others 1 or
-    // 2). The shares keep the mean case about as cheap as when no axis passed 129.
+    // 52% small, 15% a tail, 12% a corner (tails on two axes), 6% every axis large (halved to
+    // fit an eighth of the budget, so they end up balanced), 15% one long axis, the others 1.
+    // The shares and budgets keep the mean case about as cheap as when no axis passed 129.
     int64_t pick = attempt < 1000 ? draw(rng, 0, 99) : 0;
     enum Shape { small, tail, corner, balanced, along };
-    Shape shape = pick < 58   ? small
-                  : pick < 73 ? tail
-                  : pick < 87 ? corner
-                  : pick < 94 ? balanced
+    Shape shape = pick < 52   ? small
+                  : pick < 67 ? tail
+                  : pick < 79 ? corner
+                  : pick < 85 ? balanced
                               : along;
     enum Hold { free, kept, pinned };  // a long axis is halved last, a tail never
     std::vector<Hold> hold(k, free);
     for (size_t i = 0; i < k; ++i) {
       // Small sizes lean to 1-3 so that an op of many axes keeps some of them past 4.
       int64_t v = shape == balanced ? draw(rng, 1, cap)
-                  : shape == along  ? draw(rng, 1, 2)
+                  : shape == along  ? 1
                   : shape == small  ? draw(rng, 1, draw(rng, 0, 1) ? 3 : 8)
                                     : draw(rng, 1, draw(rng, 0, 3) ? 3 : 8);
       c.sizes[d.classes[i]] = std::min(v, cap);
     }
     if (shape == along && k > 0) {
-      // Log-uniform from 128 (or the cap) up to 1024 or, in a quarter of them, to the cap: past
-      // 256 in most, thousands in some.
-      size_t i = size_t(draw(rng, 0, int64_t(k) - 1));
-      int64_t top = draw(rng, 0, 3) ? std::min<int64_t>(cap, 1024) : cap;
-      double lo = std::log2(double(std::min<int64_t>(128, cap))), hi = std::log2(double(top));
+      // Half the time an axis a reduction runs along. Log-uniform from 192 (or the cap) to 640
+      // or, in an eighth of them, to the cap: past 256 in most, thousands in some.
+      size_t i = !d.reduced.empty() && draw(rng, 0, 1)
+                     ? size_t(d.reduced[size_t(draw(rng, 0, int64_t(d.reduced.size()) - 1))])
+                     : size_t(draw(rng, 0, int64_t(k) - 1));
+      int64_t top = draw(rng, 0, 7) ? std::min<int64_t>(cap, 640) : cap;
+      double lo = std::log2(double(std::min<int64_t>(192, top))), hi = std::log2(double(top));
       double e = std::uniform_real_distribution<double>(lo, hi)(rng);
       c.sizes[d.classes[i]] = std::clamp<int64_t>(int64_t(std::exp2(e)), 1, cap);
       hold[i] = kept;
@@ -316,17 +339,23 @@ Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
       int64_t size, step;  // the size aimed at, and which way to look for a valid one
     };
     std::vector<Tail> tails;
-    // A corner's widths stay at 64 or below: two long tails would not fit the budget.
-    size_t choices =
-        shape == corner
-            ? size_t(std::upper_bound(widths.begin(), widths.end(), 64) - widths.begin())
-            : widths.size();
-    if ((shape == tail || shape == corner) && k > 0 && choices > 0) {
-      size_t n = std::min<size_t>(shape == corner ? 2 : 1, k);
+    // A corner's tails are next to 16 or 32: past the first tile of 8, and small enough that
+    // two of them fit the budget.
+    std::vector<int64_t> corners;
+    for (int64_t w : {16, 32})
+      if (w <= cap) corners.push_back(w);
+    const std::vector<int64_t>& choices = shape == corner ? corners : widths;
+    if ((shape == tail || shape == corner) && k > 0 && !choices.empty()) {
+      // A corner's two axes are an output's when it has two.
+      bool tiled = shape == corner && d.tiled.size() >= 2;
+      size_t n = shape == corner ? std::min<size_t>(2, k) : 1;
       while (tails.size() < n) {
-        size_t i = size_t(draw(rng, 0, int64_t(k) - 1));
+        size_t i = tiled ? size_t(d.tiled[size_t(draw(rng, 0, int64_t(d.tiled.size()) - 1))])
+                         : size_t(draw(rng, 0, int64_t(k) - 1));
         if (hold[i] == pinned) continue;
-        int64_t w = widths[size_t(draw(rng, 0, int64_t(choices) - 1))];
+        // A corner's tails are next to 32 in a quarter of them, else next to 16.
+        int64_t w = shape == corner ? choices[draw(rng, 0, 3) ? 0 : choices.size() - 1]
+                                    : choices[size_t(draw(rng, 0, int64_t(choices.size()) - 1))];
         int64_t r = draw(rng, 0, 4), delta = r < 2 ? -1 : r < 4 ? 1 : 0;
         tails.push_back({i, std::clamp<int64_t>(w + delta, 1, hard), delta < 0 ? -1 : 1});
         c.sizes[d.classes[i]] = tails.back().size;
@@ -356,9 +385,11 @@ Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
       }
     }
 
-    // Over the budget (an eighth of it for small cases, which must stay small however many
-    // axes the op has): halve the largest free axis, the long one last, until it fits.
+    // Over the budget (an eighth of it for small and balanced cases, which must stay small
+    // however many axes the op has, a quarter for tails and corners): halve the largest free axis,
+    // the long one last, until it fits.
     int64_t budget = shape == small || shape == balanced ? std::max<int64_t>(1, d.max_elements / 8)
+                     : shape == tail || shape == corner  ? std::max<int64_t>(1, d.max_elements / 4)
                                                          : d.max_elements;
     while (why.empty() && elements > budget) {
       size_t largest = k;
@@ -375,6 +406,7 @@ Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
       why = d.problem(c, &elements);
     }
     if (why.empty() && elements <= budget) return c;
+    if (redrawn && !why.empty()) ++*redrawn;  // over the budget is no fault of the op's
   }
   throw Error("op '" + d.op.name +
               "': no valid case in 2000 draws; declare its parameters' ranges (param_ranges) or "

@@ -253,7 +253,8 @@ CheckReport replay(const OpDef& op, const Implementation& impl, const std::strin
 }
 
 bool CheckReport::mostly_invalid() const {
-  return redrawn > cases + skipped;
+  // Two in three: conv2d's own ranges leave half its draws invalid (a kernel past the image).
+  return redrawn > 2 * (cases + skipped);
 }
 
 std::string CheckReport::message() const {

@@ -5,11 +5,13 @@
 // counted); one over the per-case element budget has its largest axes halved.
 //
 // Sizes grow with the trial number, as QuickCheck's do: the largest axis a case may draw starts at
-// 16 and doubles every 5 trials, so a long run reaches rows of thousands where the budget allows.
-// Half the cases stay small (fast, good shrink targets); a share puts one axis, or two at once
-// (a corner tile), at a valid size next to a vector or tile width (8 ... 1024: the nearest sizes
-// the op accepts, so an even-only axis gets 14 and 18); a share draws one long axis or every axis
-// large. What the description computes picks the values (see `describe`).
+// 16 and doubles every 4 trials, so a long run reaches rows of thousands where the budget allows.
+// Half the cases stay small (fast, good shrink targets); a share puts one axis at a valid size
+// next to a vector or tile width (8 ... 1024: the nearest sizes the op accepts, so an even-only
+// axis gets 14 and 18), or two of an output's axes at once next to 16 or 32 (a corner tile); a
+// share draws
+// one long axis (half the time one a reduction runs along) or every axis large. What the
+// description computes picks the values (see `describe`).
 //
 // A case is fully determined by (op, dtype, shapes, params, seed), so a shrunk case can be
 // replayed from its text (`case_text`, `parse_case`) or from the command line.

@@ -53,7 +53,7 @@ struct CheckReport {
   int skipped = 0;              // random cases too large to run (uops::LimitError)
   int distinct = 0;             // cases of distinct shapes and parameters
   int redrawn = 0;              // random draws thrown away as invalid (or over the budget)
-  bool mostly_invalid() const;  // more draws redrawn than kept: message() warns
+  bool mostly_invalid() const;  // over two in three draws redrawn: message() warns
   bool passed = true;
   bool has_reference = false;  // whether the canonical one was held to an Eigen reference
   // Largest errors over the cases, in units of the tolerance: of the implementation against
