@@ -154,12 +154,12 @@ Description describe(const Graph& g) {
   for (const UopNode& n : g.nodes()) {
     bool cmp_reduce = n.rop == ReduceOp::max || n.rop == ReduceOp::min ||
                       n.rop == ReduceOp::argmax || n.rop == ReduceOp::argmin;
-    if (n.kind == UopKind::reduce) (cmp_reduce ? d.compares : d.overflows) = true;
+    if (n.kind == UopKind::reduce) (cmp_reduce ? d.compares : d.sums) = true;
     if (n.kind == UopKind::binary && (n.bop == BinaryOp::max || n.bop == BinaryOp::min))
       d.compares = true;
     bool grows = (n.kind == UopKind::unary && (n.uop == UnaryOp::exp || n.uop == UnaryOp::log)) ||
                  (n.kind == UopKind::binary && n.bop == BinaryOp::pow);
-    d.overflows |= grows;
+    d.exponential |= grows;
     d.transcendental |= grows || (n.kind == UopKind::unary &&
                                   (n.uop == UnaryOp::tanh || n.uop == UnaryOp::sigmoid ||
                                    n.uop == UnaryOp::sin || n.uop == UnaryOp::cos));
@@ -462,14 +462,22 @@ TensorMap Generator::inputs(const Case& c) const {
   const Derived& d = *d_;
   const OpDef& op = d.op;
   std::mt19937_64 rng(c.seed ^ 0x9e3779b97f4a7c15ull);
-  // Left at uniform, the values follow the description: large magnitudes where it could
-  // overflow, ties where it compares.
+  // Left at uniform, the values follow the description: past exp's range (every value shifted
+  // by +1000 or -800) where it has exp, log or pow; scaled by 1000 where it sums (a shift there
+  // would measure only the cancellation in x - mean(x)); ties where it compares.
   std::vector<Values> modes = op.values.empty() ? std::vector<Values>{Values::uniform} : op.values;
+  size_t scaled = modes.size() + 1;  // the position of the scaled uniform mode, if any
   if (modes == std::vector<Values>{Values::uniform}) {
-    if (d.description.overflows) modes.push_back(Values::large);
+    if (d.description.exponential) modes.push_back(Values::large);
+    if (d.description.sums) {
+      scaled = modes.size();
+      modes.push_back(Values::uniform);
+    }
     if (d.description.compares) modes.push_back(Values::ties);
   }
-  Values mode = modes[size_t(draw(rng, 0, int64_t(modes.size()) - 1))];
+  size_t pick = size_t(draw(rng, 0, int64_t(modes.size()) - 1));
+  Values mode = modes[pick];
+  double scale = pick == scaled ? 1000.0 : 1.0;
   std::uniform_real_distribution<double> unit(-2.0, 2.0);
   // Large mode shifts each case far enough that exp overflows in f64 without the max shift.
   double offset = mode == Values::large ? (draw(rng, 0, 1) ? 1000.0 : -800.0) : 0.0;
@@ -505,6 +513,8 @@ TensorMap Generator::inputs(const Case& c) const {
         v = double(draw(rng, -3, 3));
       } else if (mode == Values::large) {
         v += offset;
+      } else {
+        v *= scale;
       }
       t.set(e, v);
     }

@@ -52,7 +52,8 @@ uint64_t trial_seed(uint64_t seed, int trial);
 
 // What an op's description computes, as far as the choice of test values goes.
 struct Description {
-  bool overflows = false;       // exp, log, pow or a sum, mean or product: meets large magnitudes
+  bool exponential = false;     // exp, log or pow: meets values past exp's range
+  bool sums = false;            // a sum, mean or product: meets large magnitudes
   bool compares = false;        // max, min, argmax or argmin: meets ties
   bool transcendental = false;  // exp, log, pow, tanh, sigmoid, sin or cos
 };
