@@ -59,9 +59,65 @@ struct Generator::Derived {
   std::map<int, size_t> graph_input;         // graph node id -> position in `inputs`
   // Per input: the size of the axis an index input selects along (null when it selects none).
   std::vector<Index> selects;
-  std::vector<Index> reductions;  // each reduce node's length
-  std::vector<int> reduced;       // classes of the input axes a reduction runs along
-  std::vector<int> tiled;         // classes of the input axes an output has: where tiles lie
+  std::vector<Index> reductions;   // each reduce node's length
+  std::vector<int> reduced;        // classes of the input axes a reduction runs along
+  std::vector<int> tiled;          // classes of the input axes an output has: where tiles lie
+  std::map<int, size_t> input_of;  // program tensor id -> position in `inputs`
+
+  // The classes an expression of the program reads.
+  std::vector<int> classes_in(const Index& e) const {
+    std::vector<int> out;
+    visit(e, [&](const IndexNode& x) {
+      auto in = x.kind == IndexKind::Dim ? input_of.find(x.tensor) : input_of.end();
+      if (in == input_of.end()) return;
+      int cls = axis_class[in->second][x.axis];
+      if (std::find(out.begin(), out.end(), cls) == out.end()) out.push_back(cls);
+    });
+    return out;
+  }
+
+  int64_t value(const Index& e, const Case& c) const {
+    IndexEnv env;
+    env.dim = [&](int t, int a) { return c.sizes.at(classes[axis_class[input_of.at(t)][a]]); };
+    env.param = [&](const std::string& n) { return c.params.at(n); };
+    return evaluate(e, env);
+  }
+
+  // Sizes the equalities the union-find left force (`dA1 = 2 * dB1`): a side that reads one
+  // class not held takes the size that makes it equal to the other side, found by bisection
+  // (a side never decreases as a size grows). Unsolvable ones are left for `problem` to refuse.
+  void settle(Case& c, std::vector<bool> held) const {
+    for (int pass = 0; pass < 2; ++pass)
+      for (const Equality& eq : equalities)
+        for (int flip = 0; flip < 2; ++flip) {
+          const Index& side = flip ? eq.b : eq.a;
+          const Index& other = flip ? eq.a : eq.b;
+          std::vector<int> mine = classes_in(side), theirs = classes_in(other);
+          if (mine.size() != 1 || held[size_t(mine[0])] ||
+              std::find(theirs.begin(), theirs.end(), mine[0]) != theirs.end())
+            continue;
+          int64_t& size = c.sizes[classes[size_t(mine[0])]];
+          int64_t drawn = size;
+          try {
+            int64_t target = value(other, c), lo = 1, hi = max_elements;
+            while (lo < hi) {
+              size = lo + (hi - lo) / 2;
+              if (value(side, c) < target) {
+                lo = size + 1;
+              } else {
+                hi = size;
+              }
+            }
+            size = lo;
+            if (value(side, c) == target) {
+              held[size_t(mine[0])] = true;
+              break;
+            }
+          } catch (const Error&) {
+          }
+          size = drawn;
+        }
+  }
 
   // Evaluates an expression of the graph (Dim over input node ids) on a case.
   int64_t graph_value(const Index& e, const Case& c) const {
@@ -188,6 +244,7 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements, int64_t
     first[t] = n;
     n += int(p.tensors[t].shape.size());
   }
+  for (size_t i = 0; i < d->inputs.size(); ++i) d->input_of[d->inputs[i].tensor] = i;
   std::vector<int> parent(n);
   std::iota(parent.begin(), parent.end(), 0);
   std::function<int(int)> root = [&](int x) {
@@ -363,6 +420,9 @@ Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
       }
     }
     for (auto& [name, r] : d.ranges) c.params[name] = draw(rng, r.lo, r.hi);
+    std::vector<bool> held(k);
+    for (size_t i = 0; i < k; ++i) held[i] = hold[i] != free;
+    d.settle(c, held);
     d.finish(c);
     int64_t elements = 0;
     std::string why = d.problem(c, &elements);
@@ -374,12 +434,14 @@ Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
         for (int64_t v : {t.size + o * t.step, t.size - o * t.step}) {
           if (v < 1 || v > hard) continue;
           c.sizes[d.classes[t.axis]] = v;
+          d.settle(c, held);
           d.finish(c);
           why = d.problem(c, &elements);
           if (why.empty()) break;
         }
       if (!why.empty()) {
         c.sizes[d.classes[t.axis]] = t.size;
+        d.settle(c, held);
         d.finish(c);
         why = d.problem(c, &elements);
       }

@@ -45,6 +45,29 @@ inline OpDef rotary_op() {
   return d;
 }
 
+// The same rotation from tables: cos and sin [S, D / 2], the evenness of D an assertion that ties
+// D to the tables' width (`dA1 = 2 * dB1`) rather than a rule.
+inline OpDef rotary_tables_op() {
+  OpDef d;
+  d.name = "reach_rotary_tables";
+  d.inputs = {{"x", 2}, {"cos", 2}, {"sin", 2}};
+  d.outputs = {"y"};
+  d.build = [](DType t) {
+    Graph g;
+    Node x = g.input("x", 2, t), c = g.input("cos", 2, t), s = g.input("sin", 2, t);
+    g.assert_equal("dA1", "2 * dB1", {x, c});
+    std::vector<std::string> shape = {"dA0[=dB0]", "dA1"};
+    Node cw = g.reindex(c, shape, {"i0", "i1 / 2"}, {x, c});
+    Node sw = g.reindex(s, {"dA0[=dB0]", "dA1"}, {"i0", "i1 / 2"}, {x, s});
+    Node sign = g.iota({"dA0", "dA1"}, "2 * (i1 % 2) - 1", {x}, t);
+    Node partner = g.reindex(x, {"dA0", "dA1"}, {"i0", "i1 + 1 - 2 * (i1 % 2)"});
+    g.output("y", g.binary(BinaryOp::add, g.binary(BinaryOp::mul, x, cw),
+                           g.binary(BinaryOp::mul, g.binary(BinaryOp::mul, sign, partner), sw)));
+    return g;
+  };
+  return d;
+}
+
 // `tail`: pairs past the last full block of 16 lanes are copied through unrotated.
 inline oracle::Implementation rotary_kernel(bool tail) {
   return [tail](const TensorMap& in, const ParamMap&) {

@@ -110,6 +110,21 @@ TEST(Reach, TailsAreValidAndMeetInCorners) {
     for (int64_t w : {16, 32, 64, 128, 256, 1024}) near += d == w - 2 || d == w + 2;
   }
   EXPECT_GE(near, n / 20);
+  // The same when the evenness is an assertion tying D to another input's axis: that axis is
+  // solved for, so a tail on either gives a valid case.
+  const OpDef& tables = registered(testing::rotary_tables_op());
+  Generator tg(tables, DType::f32);
+  int tied = 0, redrawn = 0;
+  for (int seed = 0; seed < n; ++seed) {
+    int r = 0;
+    Case c = tg.random(uint64_t(seed), Generator::kGrown, &r);
+    redrawn += r;
+    int64_t d = c.shapes.at("x")[1];
+    EXPECT_EQ(d, 2 * c.shapes.at("cos")[1]);
+    tied += d > 16 && d % 16 != 0;
+  }
+  EXPECT_GE(tied, n / 10);
+  EXPECT_LE(redrawn, n);
   Generator mm(find_op("matmul"), DType::f32);
   int corners = 0;
   for (int seed = 0; seed < n; ++seed) {
