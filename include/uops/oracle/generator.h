@@ -2,7 +2,8 @@
 // for axes the graph asserts equal), parameters from their declared ranges, input values from
 // the declared distributions. A case whose lowered program would give a tensor a non-positive
 // size, divide an index by zero, break an equality assertion or the op's rule is redrawn (and
-// counted); one over the per-case element budget has its largest axes halved.
+// counted); one over the per-case element budget has its largest axes halved. An assertion
+// between expressions (`dA1 = 2 * dB1`) is met by solving for a size it reads alone.
 //
 // Sizes grow with the trial number, as QuickCheck's do: the largest axis a case may draw starts at
 // 16 and doubles every 4 trials, so a long run reaches rows of thousands where the budget allows.
