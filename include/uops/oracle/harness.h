@@ -20,6 +20,7 @@
 #include "uops/ops/registry.h"
 #include "uops/oracle/compare.h"
 #include "uops/oracle/generator.h"
+#include "uops/oracle/tolerance.h"
 
 namespace uops::oracle {
 
@@ -28,7 +29,7 @@ using Implementation = std::function<TensorMap(const TensorMap& inputs, const Pa
 struct CheckOptions {
   DType dtype = DType::f32;
   int trials = 50;
-  uint64_t seed = 1;  // trial i runs the case of seed + i
+  uint64_t seed = 1;  // trial i runs the case of trial_seed(seed, i)
   bool shrink = true;
   bool against_eigen = true;  // also hold the canonical implementation to the Eigen reference
   // The implementation's name in the report. When it is a backend uopc runs ("interp", "c",
@@ -36,6 +37,9 @@ struct CheckOptions {
   // (the default: a user's kernel) gets only the replay.
   std::string backend;
   int64_t max_elements = kCaseElements;  // per random case (see generator.h)
+  int64_t max_axis = 0;                  // > 0: no random size past it
+  // Replaces the op's base tolerance (`OpDef::tolerance`) or the dtype's (tolerance.h).
+  std::optional<Tolerance> tolerance;
   // Run just this case instead of random ones. Also set from UOPS_ORACLE_REPLAY when it holds a
   // case of this op (see `replay`).
   std::optional<Case> only;
@@ -46,7 +50,10 @@ struct CheckReport {
   std::string op, backend;
   DType dtype = DType::f32;
   int cases = 0;
-  int skipped = 0;  // random cases too large to run (uops::LimitError)
+  int skipped = 0;              // random cases too large to run (uops::LimitError)
+  int distinct = 0;             // cases of distinct shapes and parameters
+  int redrawn = 0;              // random draws thrown away as invalid (or over the budget)
+  bool mostly_invalid() const;  // over two in three draws redrawn: message() warns
   bool passed = true;
   bool has_reference = false;  // whether the canonical one was held to an Eigen reference
   // Largest errors over the cases, in units of the tolerance: of the implementation against
