@@ -74,7 +74,8 @@ int show(const ShowArgs& a) {
     PipelineOptions o;
     o.dump_after = a.dump_after;
     o.dump = &std::cout;
-    optimize(p, o);
+    // The C backend's passes run on the optimized program, as its emitter runs them.
+    plan_cpu(optimize(p, o), {}, o);
     return 0;
   }
   if (a.stage == "optimized") p = optimize(p);

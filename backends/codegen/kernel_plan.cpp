@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "backends/codegen/parallel.h"
+#include "ir/parallelism.h"
 #include "backends/codegen/zero_fill.h"
 #include "uops/ir/analysis.h"
 
