@@ -1,11 +1,13 @@
 #include "uops/oracle/harness.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <limits>
 #include <memory>
 #include <sstream>
 
+#include "uops/backends/backends.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ir/printer.h"
@@ -91,7 +93,9 @@ Outcome run_case(const OpDef& op, const Generator& gen, const Case& c, const Imp
 
 // uopc can rerun the case only on its own backends, and only for an op it can load.
 std::string repro_command(const OpDef& op, const std::string& backend, const Case& c) {
-  if (backend != "interp" && backend != "c" && backend != "cuda") return "";
+  auto& all = backends();
+  if (std::none_of(all.begin(), all.end(), [&](const Backend& b) { return b.name == backend; }))
+    return "";
   std::string cmd = "uopc";
   if (op.origin == OpOrigin::library) {
     cmd += " --ops " + op.library;

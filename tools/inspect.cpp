@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "uops/backends/backends.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/backends/cuda/cuda_backend.h"
 #include "uops/backends/interpreter.h"
@@ -157,11 +158,7 @@ int stats(const std::string& name, bool grad, bool json) {
 
 int emit(const std::string& name, const std::string& target, bool grad) {
   Program p = optimize(op_program(find_op(name), DType::f32, grad));
-  if (target == "c") {
-    std::cout << emit_c(p);
-    return 0;
-  }
-  std::cout << emit_cuda(p);
+  std::cout << find_backend(target).source(p);
   return 0;
 }
 

@@ -98,10 +98,10 @@ bool starts_team(const Loop& l) {
 }
 
 std::string function(const Program& original, const std::string& entry, bool reassociate,
-                     bool worksharing, std::set<std::string>& helpers,
-                     std::set<std::string>& math) {
+                     bool worksharing, const codegen::Dialect& dialect,
+                     std::set<std::string>& helpers, std::set<std::string>& math) {
   const Program p = plan_cpu(original, {reassociate, worksharing});
-  KernelWriter w(p, codegen::Dialect::c);
+  KernelWriter w(p, dialect);
   w.reciprocal_division = reassociate;
   std::string body;
   bool any_parallel = false;
@@ -131,8 +131,8 @@ std::string function(const Program& original, const std::string& entry, bool rea
     const TensorInfo& info = p.tensors[t];
     std::string type = KernelWriter::element_type(info.dtype);
     if (info.role == Role::input) type = "const " + type;
-    decl += "  " + type + " *restrict " + names.tensors[t] + " = (" + type + " *)tensors[" +
-            std::to_string(t) + "];\n";
+    decl += "  " + type + " *" + dialect.restrict_pointer + " " + names.tensors[t] + " = (" + type +
+            " *)tensors[" + std::to_string(t) + "];\n";
   }
   int last = -1;
   for (auto [t, a] : w.used_sizes()) {
@@ -175,12 +175,13 @@ std::string function(const Program& original, const std::string& entry, bool rea
 }  // namespace
 
 std::string emit_c_unit(const std::vector<const Program*>& programs,
-                        const std::vector<std::string>& entries, bool reassociate,
-                        bool worksharing) {
+                        const std::vector<std::string>& entries, bool reassociate, bool worksharing,
+                        const codegen::Dialect& dialect) {
   std::set<std::string> helpers, math;
   std::string functions;
   for (size_t i = 0; i < programs.size(); ++i)
-    functions += "\n" + function(*programs[i], entries[i], reassociate, worksharing, helpers, math);
+    functions +=
+        "\n" + function(*programs[i], entries[i], reassociate, worksharing, dialect, helpers, math);
   // SIMD variants of the math functions, in libmvec: the compiler defines UOPS_MVEC and links it
   // (CCompileOptions::vector_math); elsewhere the source means the same without them.
   std::string vector_math;
@@ -197,7 +198,7 @@ std::string emit_c_unit(const std::vector<const Program*>& programs,
          " * const int64_t *params, int threads), returning 0 or error bits (1 division by zero,\n"
          " * 2 modulo by zero, 4 overflow); see uops/backends/c/c_backend.h. */\n"
          "#include <math.h>\n#include <stdint.h>\n\n" +
-         vector_math + codegen::helper_definitions(helpers, codegen::Dialect::c) + functions;
+         vector_math + codegen::helper_definitions(helpers, dialect) + functions;
 }
 
 }  // namespace uops::cgen

@@ -18,7 +18,7 @@ std::string kernel_error_message(int bits) {
   return "integer overflow in an index expression";
 }
 
-KernelWriter::KernelWriter(const Program& p, Dialect d)
+KernelWriter::KernelWriter(const Program& p, const Dialect& d)
     : p_(p), d_(d), names_(make_names(p)), f64_(p.value_type() == DType::f64), ranges_(p) {
   for (auto& b : p.blocks)
     for (auto& l : b.loops)
@@ -50,7 +50,7 @@ void KernelWriter::reset_usage() {
 }
 
 std::string KernelWriter::math(const char* name) {
-  return *math_.insert(f64_ ? std::string(name) : std::string(name) + "f").first;
+  return *math_.insert(f64_ ? std::string(name) : std::string(name) + d_.float_math_suffix).first;
 }
 
 std::string KernelWriter::helper(const std::string& name) {
@@ -345,7 +345,8 @@ std::string KernelWriter::store(const Stmt& s, bool atomic) {
     if (s.op == ReduceOp::sum && dt != DType::i32) {
       std::string cast =
           (dt == DType::f64) == f64_ ? "" : "(" + std::string(element_type(dt)) + ")";
-      line = "atomicAdd(&" + at + ", " + cast + (cast.empty() ? v : "(" + v + ")") + ");";
+      line = std::string(d_.atomic_add) + "(&" + at + ", " + cast +
+             (cast.empty() ? v : "(" + v + ")") + ");";
     } else {
       std::string name =
           std::string("atomic_") + op_name(s.op) + "_" + dtype_name(dt) + "_" + scalar();
@@ -476,36 +477,38 @@ namespace uops::codegen {
 namespace {
 
 // A compare-and-swap loop applying one reduce step of scalar type T to an element of type dt.
-std::string atomic_definition(const std::string& name, const std::string& prefix) {
+std::string atomic_definition(const std::string& name, const Dialect& d) {
   // name = atomic_<op>_<dtype>_<scalar>
   size_t a = name.find('_', 7), b = name.find('_', a + 1);
   std::string op = name.substr(7, a - 7), dt = name.substr(a + 1, b - a - 1),
               T = name.substr(b + 1);
   std::string word = dt == "f64" ? "unsigned long long" : "int";
   std::string elem = dt == "f32" ? "float" : dt == "f64" ? "double" : "int32_t";
-  std::string to_value = dt == "f32"   ? "(" + T + ")__int_as_float(assumed)"
-                         : dt == "f64" ? "(" + T + ")__longlong_as_double((long long)assumed)"
-                                       : "(" + T + ")assumed";
+  std::string to_value = dt == "f32" ? "(" + T + ")" + d.int_as_float + "(assumed)"
+                         : dt == "f64"
+                             ? "(" + T + ")" + d.longlong_as_double + "((long long)assumed)"
+                             : "(" + T + ")assumed";
   std::string next = op == "sum" ? "acc + v" : "v";
-  std::string to_word = dt == "f32" ? "__float_as_int((float)(" + next + "))"
-                        : dt == "f64"
-                            ? "(unsigned long long)__double_as_longlong((double)(" + next + "))"
-                            : std::string(T == "float" ? "to_i32f" : "to_i32") + "(" + next + ")";
+  std::string to_word =
+      dt == "f32" ? std::string(d.float_as_int) + "((float)(" + next + "))"
+      : dt == "f64"
+          ? "(unsigned long long)" + std::string(d.double_as_longlong) + "((double)(" + next + "))"
+          : std::string(T == "float" ? "to_i32f" : "to_i32") + "(" + next + ")";
   std::string skip = op == "sum"   ? ""
                      : op == "max" ? "    if (!(v > acc)) return;\n"
                                    : "    if (!(v < acc)) return;\n";
-  return prefix + "void " + name + "(" + elem + " *p, " + T + " v) {\n" + "  " + word + " *q = (" +
-         word + " *)p;\n" + "  " + word + " old = *q, assumed;\n" + "  do {\n" +
+  return d.function + std::string("void ") + name + "(" + elem + " *p, " + T + " v) {\n" + "  " +
+         word + " *q = (" + word + " *)p;\n" + "  " + word + " old = *q, assumed;\n" + "  do {\n" +
          "    assumed = old;\n" + "    " + T + " acc = " + to_value + ";\n" + skip +
-         "    old = atomicCAS(q, assumed, " + to_word + ");\n" + "  } while (old != assumed);\n}\n";
+         "    old = " + d.compare_and_swap + "(q, assumed, " + to_word + ");\n" +
+         "  } while (old != assumed);\n}\n";
 }
 
 }  // namespace
 
-std::string helper_definitions(const std::set<std::string>& helpers_, Dialect d_) {
-  const std::string in =
-      d_ == Dialect::cuda ? "static __device__ __forceinline__ " : "static inline ";
-  const std::string plain = d_ == Dialect::cuda ? "static __device__ " : "static ";
+std::string helper_definitions(const std::set<std::string>& helpers_, const Dialect& d) {
+  const std::string in = d.inline_function;
+  const std::string plain = d.function;
   std::vector<std::pair<std::string, std::string>> defs = {
       {"in_range",
        in + "int in_range(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n; }\n"},
@@ -570,7 +573,7 @@ std::string helper_definitions(const std::set<std::string>& helpers_, Dialect d_
   for (auto& [name, text] : defs)
     if (helpers_.count(name)) out += text;
   for (auto& name : helpers_)
-    if (name.rfind("atomic_", 0) == 0) out += atomic_definition(name, plain);
+    if (name.rfind("atomic_", 0) == 0) out += atomic_definition(name, d);
   return out;
 }
 

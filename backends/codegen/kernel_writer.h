@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/codegen/dialect.h"
 #include "backends/codegen/names.h"
 #include "uops/ir/analysis.h"
 #include "uops/ir/program.h"
@@ -23,19 +24,17 @@ namespace uops::codegen {
 
 using namespace ir;
 
-enum class Dialect { c, cuda };
-
 // The error bits a kernel reports, and their messages (the interpreter's words).
 enum KernelError { kDivisionByZero = 1, kModuloByZero = 2, kOverflow = 4 };
 std::string kernel_error_message(int bits);
 
 class KernelWriter {
  public:
-  KernelWriter(const Program& p, Dialect d);
+  KernelWriter(const Program& p, const Dialect& d);
 
   const Program& program() const { return p_; }
   const Names& names() const { return names_; }
-  Dialect dialect() const { return d_; }
+  const Dialect& dialect() const { return d_; }
   const char* scalar() const;  // the value type: "float" or "double"
   static const char* element_type(DType t);
 
@@ -100,7 +99,7 @@ class KernelWriter {
   bool unchecked_ = false;
 
   const Program& p_;
-  Dialect d_;
+  const Dialect& d_;
   Names names_;
   bool f64_;
   LoopRanges ranges_;
@@ -114,7 +113,7 @@ class KernelWriter {
 };
 
 // Definitions of the named helpers, in dependency order.
-std::string helper_definitions(const std::set<std::string>& names, Dialect d);
+std::string helper_definitions(const std::set<std::string>& names, const Dialect& d);
 
 // Indentation helper for the emitters.
 inline std::string pad(int indent) {

@@ -201,7 +201,8 @@ void add_kernel(const std::vector<Task>& tasks, CudaWavefronts& out) {
   std::string sig, body;
   for (size_t a = 0; a < k.buffers.size(); ++a) {
     std::string type = codegen::KernelWriter::element_type(k.buffers[a]->dtype);
-    sig += (written[a] ? "" : "const ") + type + " *__restrict__ a" + std::to_string(a) + ", ";
+    sig += (written[a] ? "" : "const ") + type + " *" + codegen::cuda_dialect().restrict_pointer +
+           " a" + std::to_string(a) + ", ";
   }
   unsigned offset = 0;
   for (const Task& t : tasks) {
