@@ -134,6 +134,12 @@ Program plan_register_tiles(Program p) {
     for (size_t k = from; k < b.loops.size(); ++k) {
       size_t first = tile_loop(b, k);
       if (!first) continue;
+      // Threads sharing a tile loop would each store the whole local tile back.
+      bool shared = false;
+      for (size_t x = first; x < b.loops.size(); ++x)
+        shared |= b.loops[x].plan.threads != LoopPlan::Threads::none &&
+                  b.loops[x].plan.threads != LoopPlan::Threads::serial;
+      if (shared) break;
       auto& planned = p.blocks[bi].loops;
       planned[k].plan.tile = int(b.loops.size() - first);
       auto [at, accesses] = corners(ranges, b, k, first);

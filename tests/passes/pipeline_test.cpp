@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "support/random_graph.h"
+#include "uops/ir/printer.h"
 #include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
 #include "uops/uops.h"
@@ -79,6 +80,16 @@ TEST(Pipeline, CpuPassesShowTheirPlans) {
         EXPECT_NO_THROW(plan_cpu(optimize(p), {true, worksharing}, {true, "", nullptr}))
             << op.name << (grad ? " grad" : "");
     }
+  // Random program 958 (the C fuzzer's options) has its parallel loop among a register tile's
+  // loops: a team sharing it would store the local tile back from every thread.
+  RandomGraphOptions o958;
+  o958.max_nodes = 4 + 958 % 12;
+  o958.empty_raising = true;
+  Program shared = plan_cpu(optimize(lower(random_case(958, o958).graph)), {true, true});
+  for (auto& b : shared.blocks)
+    for (size_t k = 0; k < b.loops.size(); ++k)
+      for (size_t x = k + 1; b.loops[k].plan.tile && x < b.loops.size(); ++x)
+        EXPECT_NE(b.loops[x].plan.threads, ir::LoopPlan::Threads::worksharing) << ir::print(shared);
   for (uint64_t seed = 0; seed < 100; ++seed) {
     RandomGraphOptions o;
     o.contractions = seed % 2;

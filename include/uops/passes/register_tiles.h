@@ -9,7 +9,9 @@
 // statements all accumulate into one tensor at one unchecked index, free of data, that holds
 // each tile variable alone (plus terms of other variables) on some axis and uses none of the
 // loops from k to the tile loops, and read neither that tensor nor data: then each tile
-// iteration owns one element, the same in every iteration of those loops.
+// iteration owns one element, the same in every iteration of those loops. No tile is kept when
+// threads share one of the tile loops (parallel_loops, worksharing): each thread would store the
+// whole local tile back, elements it did not compute included.
 //
 // Checked loads keep the compiler from holding a tile in registers: when every checked load's
 // index is affine in the tile variables and cannot raise, the tile's corners bound it, so the
