@@ -1,22 +1,32 @@
 #include "uops/backends/backends.h"
 
-#include "uops/backends/c/c_backend.h"
-#include "uops/backends/cuda/cuda_backend.h"
-#include "uops/backends/interpreter.h"
+#include "backends/backend_entries.h"
 #include "uops/error.h"
 
 namespace uops {
 
+const std::vector<Backend>& backends() {
+  static const std::vector<Backend> all = {interpreter_backend(), c_backend(), cuda_backend()};
+  return all;
+}
+
+const Backend& find_backend(const std::string& name) {
+  std::string names;
+  for (const Backend& b : backends()) {
+    if (b.name == name) return b;
+    names += (names.empty() ? "" : ", ") + b.name;
+  }
+  throw Error("unknown backend '" + name + "' (backends are " + names + ")");
+}
+
 std::unique_ptr<Executable> make_backend(const std::string& name, Program p) {
-  if (name == "interp") return make_interpreter(std::move(p));
-  if (name == "c") return compile_c(std::move(p));
-  if (name == "cuda") return compile_cuda(std::move(p));
-  throw Error("unknown backend '" + name + "' (backends are interp, c, cuda)");
+  return find_backend(name).make(std::move(p));
 }
 
 std::vector<std::string> available_backends() {
-  std::vector<std::string> names = {"interp", "c"};
-  if (cuda_unavailable_reason().empty()) names.push_back("cuda");
+  std::vector<std::string> names;
+  for (const Backend& b : backends())
+    if (b.unavailable().empty()) names.push_back(b.name);
   return names;
 }
 

@@ -149,4 +149,21 @@ void renumber_tensors(Program& p, const std::vector<int>& new_id) {
         if (s.kind != StmtKind::reduce) s.tensor = id(s.tensor);
 }
 
+LoopRanges::LoopRanges(const Program& p) : p_(p) {
+  for (auto& b : p.blocks)
+    for (auto& l : b.loops) loops_[l.var] = &l;
+}
+
+const Loop* LoopRanges::loop(int var) const {
+  auto it = loops_.find(var);
+  return it == loops_.end() ? nullptr : it->second;
+}
+
+bool LoopRanges::spans_axis(int t, size_t a, const Index& e) const {
+  if (e->kind != IndexKind::Var) return false;
+  const Loop* l = loop(e->var);
+  int64_t c = -1;
+  return l && is_const(l->start, &c) && c == 0 && equal(l->end, p_.tensors[t].shape[a]);
+}
+
 }  // namespace uops::ir

@@ -131,6 +131,39 @@ std::string stmt_text(const Program& p, const Stmt& s) {
   return "";
 }
 
+// A loop's plan (LoopPlan) as " [parallel team_if(work) collapse 2 errors, simd c1 sum]"; empty
+// for a plain loop.
+std::string plan_text(const Program& p, const LoopPlan& plan) {
+  std::vector<std::string> parts;
+  static const char* const threads[] = {"", "serial", "team", "team_if", "worksharing"};
+  if (plan.threads != LoopPlan::Threads::none) {
+    std::string t = std::string("parallel ") + threads[int(plan.threads)];
+    if (plan.work) t += "(" + index_text(p, plan.work) + ")";
+    if (plan.collapse != 1) t += " collapse " + std::to_string(plan.collapse);
+    if (plan.reports_errors) t += " errors";
+    parts.push_back(t);
+  }
+  if (plan.single) parts.push_back("single");
+  if (!plan.simd.empty()) {
+    std::string t = "simd";
+    for (const Carried& c : plan.simd) t += " c" + std::to_string(c.id) + " " + op_name(c.op);
+    parts.push_back(t);
+  }
+  if (plan.row_local) parts.push_back("row_local " + std::to_string(plan.row_local));
+  if (plan.tile) parts.push_back("tile of the last " + std::to_string(plan.tile) + " loops");
+  if (!plan.tile_corners.empty()) {
+    std::string t = "test tile corners";
+    for (auto& [tensor, index] : plan.tile_corners)
+      t += " " + tensor_name(p, tensor) + indices(p, index);
+    parts.push_back(t);
+  }
+  if (plan.empty_test)
+    parts.push_back("skip if loop " + std::to_string(plan.empty_test) + " is empty");
+  std::string out;
+  for (auto& part : parts) out += (out.empty() ? " [" : ", ") + part;
+  return out.empty() ? out : out + "]";
+}
+
 }  // namespace
 
 std::string print(const Program& p, const Value& v) {
@@ -149,7 +182,7 @@ std::string print_block(const Program& p, const Block& b, int number) {
     for (size_t c = 0; c < l.carried.size(); ++c)
       out += (c ? ", c" : " carry c") + std::to_string(l.carried[c].id) + " " +
              op_name(l.carried[c].op);
-    out += ":\n";
+    out += plan_text(p, l.plan) + ":\n";
   }
   for (size_t k = b.loops.size(); k-- > 0;)
     for (const Stmt& s : b.loops[k].stmts)

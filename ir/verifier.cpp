@@ -161,6 +161,89 @@ class Verifier {
       }
       for (auto& s : l.stmts) check_stmt(s, vars, carried, carried_op, where);
     }
+    check_plans(b);
+  }
+
+  // A register tile's loops follow its loop and have constant ranges; its corner tests read
+  // tensors at their rank; an empty-range test names a loop further in with fixed bounds.
+  void check_tiles(int b) {
+    const Block& block = p_.blocks[b];
+    std::string where = "block " + std::to_string(b);
+    size_t n = block.loops.size();
+    for (size_t k = 0; k < n; ++k) {
+      const LoopPlan& plan = block.loops[k].plan;
+      std::string at = where + " loop " + std::to_string(k);
+      if (plan.tile < 0 || (plan.tile > 0 && k + size_t(plan.tile) >= n)) {
+        fail(at + " keeps a tile of loops it does not hold");
+      } else if (plan.tile > 0) {
+        int64_t c = 0;
+        for (size_t x = n - size_t(plan.tile); x < n; ++x)
+          if (!is_const(block.loops[x].start, &c) || !is_const(block.loops[x].end, &c))
+            fail(at + "'s tile loop " + std::to_string(x) + " has no constant range");
+      }
+      // A corner's axes that a loop spans whole keep their variable (they are not tested).
+      std::vector<int> vars;
+      for (auto& l : block.loops) vars.push_back(l.var);
+      for (auto& [t, index] : plan.tile_corners)
+        check_access(t, index, vars, at + "'s tile corner");
+      if (plan.empty_test && (plan.empty_test <= int(k) || plan.empty_test >= int(n) ||
+                              bounds_use_any_var(block.loops[size_t(plan.empty_test)])))
+        fail(at + " tests the range of loop " + std::to_string(plan.empty_test) +
+             ", which is no loop inside it with bounds free of loop variables");
+    }
+  }
+
+  static bool bounds_use_any_var(const Loop& l) {
+    bool uses = false;
+    for (auto* e : {&l.start, &l.end})
+      visit(*e, [&](const IndexNode& x) { uses |= x.kind == IndexKind::Var; });
+    return uses;
+  }
+
+  // The loops' plans (LoopPlan) say what the C backend's passes allow them to say.
+  void check_plans(int b) {
+    const Block& block = p_.blocks[b];
+    std::string where = "block " + std::to_string(b);
+    int parallel = 0;
+    for (size_t k = 0; k < block.loops.size(); ++k) {
+      const LoopPlan& plan = block.loops[k].plan;
+      std::string at = where + " loop " + std::to_string(k);
+      if (plan.threads != LoopPlan::Threads::none) ++parallel;
+      if (plan.collapse != 1 && (plan.collapse != 2 || plan.threads == LoopPlan::Threads::none ||
+                                 k + 1 >= block.loops.size()))
+        fail(at + " collapses " + std::to_string(plan.collapse) + " loops");
+      if ((plan.threads == LoopPlan::Threads::team_if) != bool(plan.work))
+        fail(at + ": only a team_if parallel loop has a work size, and it has one");
+      if (plan.work) check_static(plan.work, at + "'s work size");
+      if (plan.reports_errors && plan.threads != LoopPlan::Threads::team &&
+          plan.threads != LoopPlan::Threads::team_if)
+        fail(at + " reports errors without a team");
+      if (k > 0 && (plan.single || plan.row_local))
+        fail(at + ": single and row_local belong to a block's outer loop");
+      for (const Carried& c : plan.simd) {
+        bool updated = false;
+        for (auto& s : block.loops[k].stmts)
+          updated |= s.kind == StmtKind::reduce && s.carried == c.id && s.op == c.op;
+        if (k == 0 || k + 1 != block.loops.size() || !updated)
+          fail(at + ": SIMD reduction of c" + std::to_string(c.id) +
+               ", which this innermost loop does not reduce with " + op_name(c.op));
+      }
+    }
+    if (parallel > 1) fail(where + " has " + std::to_string(parallel) + " parallel loops");
+    check_tiles(b);
+    const Loop& outer = block.loops.front();
+    if (outer.plan.row_local < 0 || size_t(b) + size_t(outer.plan.row_local) >= p_.blocks.size()) {
+      if (outer.plan.row_local) fail(where + "'s row-local run goes past the last block");
+      return;
+    }
+    for (int i = 0; outer.plan.row_local && i <= outer.plan.row_local; ++i) {
+      const Block& other = p_.blocks[size_t(b + i)];
+      const Loop& l = other.loops.front();
+      if (other.loops.size() < 2 || !equal(l.start, outer.start) || !equal(l.end, outer.end) ||
+          (i > 0 && (l.plan.threads != LoopPlan::Threads::none || l.plan.row_local)))
+        fail(where + "'s row-local run holds block " + std::to_string(b + i) +
+             ", which cannot share its outer loop");
+    }
   }
 
   void check_stmt(const Stmt& s, const std::vector<int>& vars, const std::vector<int>& carried,

@@ -1,5 +1,6 @@
 #include "uops/oracle/harness.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "uops/backends/backends.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ir/printer.h"
@@ -145,7 +147,9 @@ Outcome run_case(const Judge& j, const Case& c) {
 
 // uopc can rerun the case only on its own backends, and only for an op it can load.
 std::string repro_command(const OpDef& op, const std::string& backend, const Case& c) {
-  if (backend != "interp" && backend != "c" && backend != "cuda") return "";
+  auto& all = backends();
+  if (std::none_of(all.begin(), all.end(), [&](const Backend& b) { return b.name == backend; }))
+    return "";
   std::string cmd = "uopc";
   if (op.origin == OpOrigin::library) {
     cmd += " --ops " + op.library;

@@ -9,9 +9,17 @@
 #include "uops/ir/printer.h"
 #include "uops/ir/verifier.h"
 #include "uops/passes/bounds_check.h"
+#include "uops/passes/copy_tiling.h"
 #include "uops/passes/dead_code.h"
+#include "uops/passes/dot_tiling.h"
+#include "uops/passes/empty_range_tests.h"
 #include "uops/passes/loop_fusion.h"
 #include "uops/passes/loop_order.h"
+#include "uops/passes/parallel_loops.h"
+#include "uops/passes/reduction_tiling.h"
+#include "uops/passes/register_tiles.h"
+#include "uops/passes/row_local_runs.h"
+#include "uops/passes/simd_reductions.h"
 #include "uops/passes/simplify.h"
 #include "uops/passes/storage_reuse.h"
 #include "uops/passes/variable_substitution.h"
@@ -24,19 +32,75 @@ namespace {
 
 struct Pass {
   const char* name;
-  Program (*run)(Program);
+  Program (*run)(Program, const CpuTarget&);
 };
 
-// Every pass the pipeline runs, in the order each first runs: optimize(), `dump_after` and
-// pass_names() all read this one table.
+// Every pass, in the order each first runs: optimize() runs the first seven, plan_cpu() the
+// rest; `dump_after` and pass_names() read this one table. The tile sizes are the C backend's
+// (docs/cpu-kernels.md says why).
 constexpr Pass kPasses[] = {
-    {"dead_code", eliminate_dead_code},
-    {"bounds_check", eliminate_bounds_checks},
-    {"storage_reuse", reuse_storage},
-    {"loop_fusion", fuse_loops},
-    {"variable_substitution", substitute_variables},
-    {"loop_order", order_loops},
-    {"simplify", simplify},
+    {"dead_code", [](Program p, const CpuTarget&) { return eliminate_dead_code(std::move(p)); }},
+    {"bounds_check",
+     [](Program p, const CpuTarget&) { return eliminate_bounds_checks(std::move(p)); }},
+    {"storage_reuse", [](Program p, const CpuTarget&) { return reuse_storage(std::move(p)); }},
+    {"loop_fusion", [](Program p, const CpuTarget&) { return fuse_loops(std::move(p)); }},
+    {"variable_substitution",
+     [](Program p, const CpuTarget&) { return substitute_variables(std::move(p)); }},
+    {"loop_order", [](Program p, const CpuTarget&) { return order_loops(std::move(p)); }},
+    {"simplify", [](Program p, const CpuTarget&) { return simplify(std::move(p)); }},
+    {"tile_dots", [](Program p, const CpuTarget&) { return tile_dots(std::move(p), 4, 4); }},
+    {"tile_reductions",
+     [](Program p, const CpuTarget&) { return tile_reductions(std::move(p), 128); }},
+    {"tile_registers",
+     [](Program p, const CpuTarget&) { return tile_registers(std::move(p), 8, 32); }},
+    {"tile_copies", [](Program p, const CpuTarget&) { return tile_copies(std::move(p), 16); }},
+    {"parallel_loops",
+     [](Program p, const CpuTarget& t) {
+       return plan_parallel_loops(std::move(p), t.worksharing);
+     }},
+    {"simd_reductions",
+     [](Program p, const CpuTarget& t) {
+       return t.reassociate ? plan_simd_reductions(std::move(p)) : p;
+     }},
+    {"row_local_runs",
+     [](Program p, const CpuTarget& t) {
+       return t.worksharing ? p : plan_row_local_runs(std::move(p));
+     }},
+    {"register_tiles",
+     [](Program p, const CpuTarget&) { return plan_register_tiles(std::move(p)); }},
+    {"empty_range_tests",
+     [](Program p, const CpuTarget&) { return plan_empty_range_tests(std::move(p)); }},
+};
+
+// Runs passes by name, each followed by the verifier and the dump that `options` ask for.
+class Runner {
+ public:
+  Runner(const PipelineOptions& options, const CpuTarget& target)
+      : options_(options), target_(target), dump_(options.dump ? *options.dump : std::cerr) {
+    auto names = pass_names();
+    const std::string& which = options.dump_after;
+    if (!which.empty() && which != "all" &&
+        std::find(names.begin(), names.end(), which) == names.end()) {
+      std::string list;
+      for (auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw Error("unknown pass '" + which + "' (passes are " + list + ", or all)");
+    }
+  }
+
+  void run(std::string_view name, Program& p) {
+    auto pass = std::find_if(std::begin(kPasses), std::end(kPasses),
+                             [&](const Pass& q) { return name == q.name; });
+    UOPS_ASSERT(pass != std::end(kPasses), "pipeline runs a pass missing from its table");
+    p = pass->run(std::move(p), target_);
+    if (options_.verify) verify_or_throw(p, pass->name);
+    if (options_.dump_after == "all" || options_.dump_after == name)
+      dump_ << "// after " << name << "\n" << print(p);
+  }
+
+ private:
+  const PipelineOptions& options_;
+  CpuTarget target_;
+  std::ostream& dump_;
 };
 
 }  // namespace
@@ -48,23 +112,8 @@ std::vector<std::string> pass_names() {
 }
 
 Program optimize(Program p, const PipelineOptions& options) {
-  auto names = pass_names();
-  const std::string& which = options.dump_after;
-  if (!which.empty() && which != "all" &&
-      std::find(names.begin(), names.end(), which) == names.end()) {
-    std::string list;
-    for (auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw Error("unknown pass '" + which + "' (passes are " + list + ", or all)");
-  }
-  std::ostream& dump = options.dump ? *options.dump : std::cerr;
-  auto run = [&](std::string_view name) {
-    auto pass = std::find_if(std::begin(kPasses), std::end(kPasses),
-                             [&](const Pass& q) { return name == q.name; });
-    UOPS_ASSERT(pass != std::end(kPasses), "pipeline runs a pass missing from its table");
-    p = pass->run(std::move(p));
-    if (options.verify) verify_or_throw(p, pass->name);
-    if (which == "all" || which == name) dump << "// after " << name << "\n" << print(p);
-  };
+  Runner runner(options, {});
+  auto run = [&](std::string_view name) { runner.run(name, p); };
   run("dead_code");
   // A load proven always outside its tensor reads only its fill: folded first, it no longer
   // counts as a read of that tensor, which would block fusion (`fill(like)`, masks).
@@ -82,6 +131,16 @@ Program optimize(Program p, const PipelineOptions& options) {
   run("loop_order");
   run("bounds_check");
   run("simplify");
+  return p;
+}
+
+Program plan_cpu(Program p, const CpuTarget& target, const PipelineOptions& options) {
+  Runner runner(options, target);
+  // The tilings first (they make new loops), then the decisions on the loops they leave.
+  for (const char* name :
+       {"tile_dots", "tile_reductions", "tile_registers", "tile_copies", "parallel_loops",
+        "simd_reductions", "row_local_runs", "register_tiles", "empty_range_tests"})
+    runner.run(name, p);
   return p;
 }
 

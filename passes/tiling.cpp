@@ -1,27 +1,6 @@
 #include "passes/tiling.h"
 
-#include <algorithm>
-
 namespace uops::passes {
-
-// Every access to a written tensor holds exactly `var` on one common axis.
-bool exclusive(const std::vector<Access>& accesses, const std::vector<bool>& written, int var) {
-  std::vector<std::vector<bool>> axes(written.size());  // per tensor: axes holding var so far
-  for (auto& a : accesses) {
-    if (!written[a.tensor]) continue;
-    std::vector<bool> here(a.index.size());
-    for (size_t x = 0; x < a.index.size(); ++x)
-      here[x] = a.index[x]->kind == IndexKind::Var && a.index[x]->var == var;
-    auto& common = axes[a.tensor];
-    if (common.empty()) common = here;
-    for (size_t x = 0; x < here.size(); ++x) common[x] = common[x] && here[x];
-  }
-  for (size_t t = 0; t < written.size(); ++t)
-    if (written[t] &&
-        (axes[t].empty() || std::find(axes[t].begin(), axes[t].end(), true) == axes[t].end()))
-      return false;
-  return true;
-}
 
 // Loops [first, end) qualify: their bounds use none of their variables and no data, they own no
 // carried scalars, statements sit only in the innermost loop and none can raise an error. Then

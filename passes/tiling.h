@@ -1,19 +1,18 @@
 // Internal to passes/: what the C backend's tilings (reduction_tiling.h, copy_tiling.h,
-// dot_tiling.h) share: which loops of a block may move and which are exclusive, and loops cut into
-// tiles.
+// dot_tiling.h) share: which loops of a block may move and which are exclusive (ir::exclusive),
+// and loops cut into tiles.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "ir/parallelism.h"
 #include "uops/ir/analysis.h"
 
 namespace uops::passes {
 
 using namespace ir;
 
-// Every access to a written tensor holds exactly `var` on one common axis.
-bool exclusive(const std::vector<Access>& accesses, const std::vector<bool>& written, int var);
 // Loops [first, end) of b may be reordered and split freely (see tiling.cpp); also gives each
 // loop's exclusivity.
 bool qualifies(const Program& p, const Block& b, size_t first, std::vector<bool>* exclusive_loops);

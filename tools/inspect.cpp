@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "uops/backends/backends.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/backends/cuda/cuda_backend.h"
 #include "uops/backends/interpreter.h"
@@ -74,7 +75,8 @@ int show(const ShowArgs& a) {
     PipelineOptions o;
     o.dump_after = a.dump_after;
     o.dump = &std::cout;
-    optimize(p, o);
+    // The C backend's passes run on the optimized program, as its emitter runs them.
+    plan_cpu(optimize(p, o), {}, o);
     return 0;
   }
   if (a.stage == "optimized") p = optimize(p);
@@ -156,11 +158,7 @@ int stats(const std::string& name, bool grad, bool json) {
 
 int emit(const std::string& name, const std::string& target, bool grad) {
   Program p = optimize(op_program(find_op(name), DType::f32, grad));
-  if (target == "c") {
-    std::cout << emit_c(p);
-    return 0;
-  }
-  std::cout << emit_cuda(p);
+  std::cout << find_backend(target).source(p);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "commands.h"
+#include "uops/backends/backends.h"
 #include "uops/error.h"
 
 namespace {
@@ -42,19 +43,33 @@ int main(int argc, char** argv) {
   stats_cmd->add_flag("--grad", grad, "the gradient program");
   stats_cmd->add_flag("--json", json, "one JSON object");
 
+  // The backends' names, from their registry (uops/backends/backends.h).
+  std::vector<std::string> names, generators;
+  for (const uops::Backend& b : uops::backends()) {
+    names.push_back(b.name);
+    if (b.source) generators.push_back(b.name);
+  }
+  auto list = [](const std::vector<std::string>& v, const std::string& sep,
+                 const std::string& last) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i)
+      out += (i == 0 ? "" : i + 1 == v.size() ? last : sep) + v[i];
+    return out;
+  };
+
   std::string target;
   auto* emit_cmd = app.add_subcommand("emit", "generated source on stdout");
   emit_cmd->add_option("op", op, "op name")->required();
-  emit_cmd->add_option("--target", target, "c or cuda")
+  emit_cmd->add_option("--target", target, list(generators, ", ", " or "))
       ->required()
-      ->check(CLI::IsMember({"c", "cuda"}));
+      ->check(CLI::IsMember(generators));
   emit_cmd->add_flag("--grad", grad, "the gradient program");
 
   RunArgs run_args;
   auto* run_cmd = app.add_subcommand("run", "run an op on .npy files");
   run_cmd->add_option("op", run_args.op, "op name")->required();
   run_cmd->add_flag("--grad", run_args.grad, "run the gradient: give d<output>, get d<input>");
-  run_cmd->add_option("--backend", run_args.backend, "interp, c or cuda");
+  run_cmd->add_option("--backend", run_args.backend, list(names, ", ", " or "));
   run_cmd->add_option("--param", run_args.params, "NAME=INT");
   run_cmd->add_option("--in", run_args.inputs, "NAME=FILE.npy")->required();
   run_cmd->add_option("--out", run_args.outputs, "NAME=FILE.npy")->required();
@@ -65,8 +80,9 @@ int main(int argc, char** argv) {
   CheckArgs check_args;
   auto* check_cmd = app.add_subcommand("check", "randomized oracle run (every op when none given)");
   check_cmd->add_option("op", check_args.ops, "op names");
-  check_cmd->add_option("--backend", check_args.backends,
-                        "comma-separated: interp,c,cuda (default: every one that can run here)");
+  check_cmd->add_option(
+      "--backend", check_args.backends,
+      "comma-separated: " + list(names, ",", ",") + " (default: every one that can run here)");
   check_cmd->add_option("--trials", check_args.trials, "random cases per op, backend and dtype")
       ->check(CLI::Range(1, 1000000000));
   check_cmd->add_option("--seed", check_args.seed,

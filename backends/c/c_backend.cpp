@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "backends/backend_entries.h"
 #include "backends/c/c_compiler.h"
 #include "backends/c/c_emitter.h"
 #include "backends/codegen/kernel_writer.h"
@@ -90,6 +91,12 @@ std::unique_ptr<Executable> compile_c(Program p, const CCompileOptions& options)
   void* handle = cgen::compile_and_load(emit_c(p, options), options);
   KernelFn fn = entry(handle, "uops_kernel");
   return std::make_unique<CKernel>(std::move(p), fn, thread_count(options));
+}
+
+Backend c_backend() {
+  return {"c", "generated C, compiled by the system compiler", [] { return std::string(); },
+          [](Program p) { return compile_c(std::move(p)); },
+          [](const Program& p) { return emit_c(p); }};
 }
 
 std::vector<std::unique_ptr<Executable>> compile_c_batch(std::vector<Program> programs,

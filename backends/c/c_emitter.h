@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/codegen/dialect.h"
 #include "uops/ir/program.h"
 
 namespace uops::cgen {
@@ -16,9 +17,11 @@ namespace uops::cgen {
 // team (backends/scheduled/wavefront.h): each block's parallel loop is an orphaned
 // `omp for schedule(static) nowait` (no size threshold), a block without one that every thread
 // could run is `omp single nowait`, and `threads` is ignored; each thread returns its own error
-// bits. Called outside a team, such a function runs alone, as usual.
+// bits. Called outside a team, such a function runs alone, as usual. `dialect` spells it (C's;
+// the tests print another).
 std::string emit_c_unit(const std::vector<const Program*>& programs,
                         const std::vector<std::string>& entries, bool reassociate = false,
-                        bool worksharing = false);
+                        bool worksharing = false,
+                        const codegen::Dialect& dialect = codegen::c_dialect());
 
 }  // namespace uops::cgen

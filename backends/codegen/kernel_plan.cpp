@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "backends/codegen/parallel.h"
 #include "backends/codegen/zero_fill.h"
+#include "ir/parallelism.h"
 #include "uops/ir/analysis.h"
 
 namespace uops::codegen {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <functional>
 
-#include "backends/codegen/parallel.h"
+#include "ir/parallelism.h"
 #include "uops/error.h"
 #include "uops/ir/analysis.h"
 #include "uops/ir/printer.h"
@@ -18,15 +18,12 @@ std::string kernel_error_message(int bits) {
   return "integer overflow in an index expression";
 }
 
-KernelWriter::KernelWriter(const Program& p, Dialect d)
-    : p_(p), d_(d), names_(make_names(p)), f64_(p.value_type() == DType::f64) {
+KernelWriter::KernelWriter(const Program& p, const Dialect& d)
+    : p_(p), d_(d), names_(make_names(p)), f64_(p.value_type() == DType::f64), ranges_(p) {
   for (auto& b : p.blocks)
-    for (auto& l : b.loops) {
-      var_start_[l.var] = l.start;
-      var_end_[l.var] = l.end;
+    for (auto& l : b.loops)
       for (auto& c : l.carried)
         if (is_arg_reduce(c.op)) arg_carried_.insert(c.id);
-    }
 }
 
 const char* KernelWriter::scalar() const {
@@ -52,8 +49,8 @@ void KernelWriter::reset_usage() {
   uses_err_ = false;
 }
 
-std::string KernelWriter::math(const char* name) const {
-  return f64_ ? std::string(name) : std::string(name) + "f";
+std::string KernelWriter::math(const char* name) {
+  return *math_.insert(f64_ ? std::string(name) : std::string(name) + d_.float_math_suffix).first;
 }
 
 std::string KernelWriter::helper(const std::string& name) {
@@ -73,8 +70,8 @@ bool KernelWriter::nonnegative(const Index& e) const {
     case IndexKind::Dim:
       return true;
     case IndexKind::Var: {
-      auto it = var_start_.find(e->var);
-      return it != var_start_.end() && nonnegative(it->second);
+      const Loop* l = ranges_.loop(e->var);
+      return l && nonnegative(l->start);
     }
     case IndexKind::Add:
     case IndexKind::Mul:
@@ -177,20 +174,12 @@ std::string KernelWriter::offset(int t, const std::vector<Index>& index) {
   return s;
 }
 
-// An axis that is a loop variable running over [0, that axis's size) needs no test; leaving it
-// out keeps the rest of the test invariant in that loop, so the compiler can hoist it.
-bool KernelWriter::spans_axis(int t, size_t a, const Index& e) const {
-  if (e->kind != IndexKind::Var) return false;
-  auto start = var_start_.find(e->var);
-  int64_t c = -1;
-  return start != var_start_.end() && is_const(start->second, &c) && c == 0 &&
-         equal(var_end_.at(e->var), p_.tensors[t].shape[a]);
-}
-
 std::vector<std::string> KernelWriter::axis_tests(int t, const std::vector<Index>& index) {
   std::vector<std::string> tests;
   for (size_t a = 0; a < index.size(); ++a) {
-    if (spans_axis(t, a, index[a])) continue;
+    // A loop variable over the whole axis needs no test; leaving it out keeps the rest of the
+    // test invariant in that loop, so the compiler can hoist it.
+    if (ranges_.spans_axis(t, a, index[a])) continue;
     sizes_.insert({t, int(a)});
     tests.push_back(helper("in_range") + "(" + print_index(index[a], 1) + ", " +
                     names_.size(t, int(a)) + ")");
@@ -356,7 +345,8 @@ std::string KernelWriter::store(const Stmt& s, bool atomic) {
     if (s.op == ReduceOp::sum && dt != DType::i32) {
       std::string cast =
           (dt == DType::f64) == f64_ ? "" : "(" + std::string(element_type(dt)) + ")";
-      line = "atomicAdd(&" + at + ", " + cast + (cast.empty() ? v : "(" + v + ")") + ");";
+      line = std::string(d_.atomic_add) + "(&" + at + ", " + cast +
+             (cast.empty() ? v : "(" + v + ")") + ");";
     } else {
       std::string name =
           std::string("atomic_") + op_name(s.op) + "_" + dtype_name(dt) + "_" + scalar();
@@ -418,173 +408,43 @@ void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::st
   }
 }
 
-// The first of the trailing loops with constant ranges [0, n) ("tile loops"), when loop k comes
-// before them and the block keeps a register tile around k: the loops from k to the tile loops
-// are not pivots and the tile loops hold few elements; the statements, only in the innermost
-// loop, all accumulate into one tensor at one unchecked index that holds each tile variable alone
-// (plus terms of other variables) on some axis and uses none of the loops from k to the tile
-// loops. Then each tile iteration owns one element, the same in every iteration of those loops,
-// and nothing in the loops reads it. Returns 0 otherwise.
-size_t KernelWriter::tile_loop(const Block& b, size_t k) const {
-  // A loop that runs once gains nothing, and may be the second of a collapsed parallel pair.
-  size_t n = b.loops.size();
-  if (!register_tiles || k + 1 >= n || b.loops[k].is_pivot() || runs_once(b.loops[k])) return 0;
-  size_t first = n;
-  int64_t elements = 1;
-  for (; first > k + 1; --first) {
-    const Loop& l = b.loops[first - 1];
-    int64_t s = 0, e = 0;
-    if (!is_const(l.start, &s) || !is_const(l.end, &e) || s != 0 || e <= 0) break;
-    elements *= e;
-  }
-  if (first == n || elements > 1024) return 0;
-  for (size_t x = k; x + 1 < n; ++x)
-    if (b.loops[x].is_pivot()) return 0;
-  if (!b.loops.back().carried.empty()) return 0;
-  std::vector<int> inner;
-  for (size_t x = first; x < n; ++x) inner.push_back(b.loops[x].var);
-  const auto& stmts = b.loops.back().stmts;
-  if (stmts.empty()) return 0;
-  auto uses_inner = [&](const Index& e) {
-    for (int v : inner)
-      if (uses_var(e, v)) return true;
-    return false;
-  };
-  for (auto& s : stmts) {
-    if (s.kind != StmtKind::accumulate || s.checked || s.tensor != stmts[0].tensor ||
-        s.index.size() != stmts[0].index.size())
-      return 0;
-    for (size_t a = 0; a < s.index.size(); ++a)
-      if (!equal(s.index[a], stmts[0].index[a])) return 0;
-    bool reads = false;
-    for_each_load(s.value, [&](const ValueNode& n) {
-      reads |= n.tensor == s.tensor;
-      for (auto& e : n.index) reads |= uses_data(e);
-    });
-    if (reads) return 0;
-  }
-  for (auto& e : stmts[0].index) {
-    if (uses_data(e)) return 0;
-    for (size_t x = k; x < first; ++x)
-      if (uses_var(e, b.loops[x].var)) return 0;
-  }
-  for (int v : inner) {
-    bool alone = false;
-    for (auto& e : stmts[0].index) {
-      auto var = [&](const Index& x) { return x->kind == IndexKind::Var && x->var == v; };
-      alone |= var(e) || (e->kind == IndexKind::Add &&
-                          ((var(e->a) && !uses_inner(e->b)) || (var(e->b) && !uses_inner(e->a))));
-    }
-    if (!alone) return 0;
-  }
-  return first;
-}
-
-// The condition under which every checked load of a register tile's statements is in range
-// for the whole tile, or "" when there is none to check or it cannot be written: each index is
-// affine in the tile variables, so checking the tile's corners suffices. The loads are only read
-// under it, so an index that may raise is left alone (its error must come from the load itself).
-std::string KernelWriter::tile_guard(const Block& b, size_t first, std::vector<int>* uses) {
-  std::vector<int> vars;
-  for (size_t x = first; x < b.loops.size(); ++x) vars.push_back(b.loops[x].var);
-  std::vector<const ValueNode*> loads;
-  bool ok = true;
-  for (auto& s : b.loops.back().stmts)
-    for_each_load(s.value, [&](const ValueNode& n) {
-      if (!n.checked) return;
-      for (auto& e : n.index) ok &= affine_in(e, vars) && !may_raise(e);
-      loads.push_back(&n);
-    });
-  if (!ok || loads.empty()) return "";
-  std::set<std::string> conditions;
-  for (size_t corner = 0; corner < (size_t(1) << vars.size()); ++corner) {
-    auto leaf = [&](const Index& e) -> Index {
-      for (size_t x = 0; x < vars.size(); ++x)
-        if (e->kind == IndexKind::Var && e->var == vars[x])
-          return corner >> x & 1 ? idx::sub(b.loops[first + x].end, idx::constant(1))
-                                 : b.loops[first + x].start;
-      return nullptr;
-    };
-    for (const ValueNode* n : loads) {
-      std::vector<Index> at;
-      for (size_t a = 0; a < n->index.size(); ++a) {
-        at.push_back(rewrite(n->index[a], leaf));
-        if (!spans_axis(n->tensor, a, at.back())) collect_vars(at.back(), *uses);
-      }
-      for (auto& test : axis_tests(n->tensor, at)) conditions.insert(test);  // each once
-    }
-  }
-  std::string guard;
-  for (auto& c : conditions) guard += (guard.empty() ? "" : " && ") + c;
-  return guard;
-}
-
-// Where to test which loop's range for emptiness, writing from loop `from`: the deepest loop
-// over a tail [a, b) with bounds that use no loop variables and cannot raise, tested before the
-// outermost loop from which no loop bound up to it can raise (skipping those loops skips nothing
-// observable, as no statement sits outside the innermost loop). {0, 0} when there is none.
-std::pair<size_t, size_t> KernelWriter::empty_guard(const Block& b, size_t from) const {
-  size_t n = b.loops.size();
-  for (size_t k = 0; k + 1 < n; ++k)
-    if (b.loops[k].is_pivot()) return {0, 0};
-  for (size_t m = n; m-- > from + 1;) {
-    const Loop& l = b.loops[m];
-    // [0, n) is empty only for an empty tensor: the tails [a, n) are what is worth testing.
-    int64_t s = 0;
-    if ((is_const(l.start, &s) && s == 0) || bounds_use_vars(l) || may_raise(l.start) ||
-        may_raise(l.end))
-      continue;
-    size_t at = m;
-    while (at > from && !may_raise(b.loops[at - 1].start) && !may_raise(b.loops[at - 1].end)) --at;
-    if (at < m) return {at, m};
-  }
-  return {0, 0};
-}
-
 void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
-                        const std::function<void(size_t, int, std::string&)>& before,
-                        const std::set<int>& atomic) {
+                        const Before& before, const std::set<int>& atomic) {
+  nest(b, k, indent, out, before, atomic, {});
+}
+
+void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
+                        const Before& before, const std::set<int>& atomic, Within within) {
   const Loop& l = b.loops[k];
   std::string v = Names::var(l.var);
-  if (guard_empty_loops && empty_block_ != &b) {
-    empty_block_ = &b;
-    empty_guard_ = empty_guard(b, std::max(k, guard_from));
-  }
-  if (guard_empty_loops && empty_guard_.second > 0 && empty_guard_.first == k && !in_guard_) {
-    const Loop& m = b.loops[empty_guard_.second];
+  if (l.plan.empty_test && !within.empty_tested) {
+    const Loop& m = b.loops[size_t(l.plan.empty_test)];
     out += pad(indent) + "if (" + index(m.start) + " < " + index(m.end) + ") {\n";
-    in_guard_ = true;
-    loop(b, k, indent + 1, out, before, atomic);
-    in_guard_ = false;
+    within.empty_tested = true;
+    nest(b, k, indent + 1, out, before, atomic, within);
     out += pad(indent) + "}\n";
     return;
   }
-  // A tile's loads that check their bounds keep the compiler from holding the tile in registers:
-  // the loops run twice, unchecked where the whole tile is known in range.
-  // The guard goes around the loops that do not change it.
-  if (tile_.first >= 0 && !guarded_) {
-    std::vector<int> uses;
-    std::string guard = tile_guard(b, tile_first_, &uses);
-    size_t at = tile_outer_;
-    for (size_t x = at; x < tile_first_; ++x)
-      if (std::count(uses.begin(), uses.end(), b.loops[x].var)) at = x + 1;
-    if (!guard.empty() && k == at) {
-      guarded_ = true;
-      out += pad(indent) + "if (" + guard + ") {\n";
-      unchecked_ = true;
-      loop(b, k, indent + 1, out, before, atomic);
-      unchecked_ = false;
-      out += pad(indent) + "} else {\n";
-      loop(b, k, indent + 1, out, before, atomic);
-      out += pad(indent) + "}\n";
-      guarded_ = false;
-      return;
-    }
+  if (within.tile && !within.tile_tested && !l.plan.tile_corners.empty()) {
+    std::set<std::string> tests;  // each once
+    for (auto& [t, index] : l.plan.tile_corners)
+      for (auto& test : axis_tests(t, index)) tests.insert(test);
+    std::string guard;
+    for (auto& test : tests) guard += (guard.empty() ? "" : " && ") + test;
+    within.tile_tested = true;
+    out += pad(indent) + "if (" + guard + ") {\n";
+    unchecked_ = true;
+    nest(b, k, indent + 1, out, before, atomic, within);
+    unchecked_ = false;
+    out += pad(indent) + "} else {\n";
+    nest(b, k, indent + 1, out, before, atomic, within);
+    out += pad(indent) + "}\n";
+    return;
   }
-  if (size_t first = tile_loop(b, k)) {
+  if (l.plan.tile && !within.tile) {
     const Stmt& s = b.loops.back().stmts[0];
     std::string name = "tile_" + v, dims, at = name, copy;
-    for (size_t x = first; x < b.loops.size(); ++x) {
+    for (size_t x = b.loops.size() - size_t(l.plan.tile); x < b.loops.size(); ++x) {
       std::string u = Names::var(b.loops[x].var);
       dims += "[" + index(b.loops[x].end) + "]";
       at += "[" + u + "]";
@@ -595,11 +455,8 @@ void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent) + "{\n" + pad(indent + 1) + element_type(p_.tensors[s.tensor].dtype) + " " +
            name + dims + ";\n" + pad(indent + 1) + copy + at + " = " + element + ";\n";
     tile_ = {s.tensor, at};
-    tile_first_ = first;
-    tile_outer_ = k;
-    register_tiles = false;
-    loop(b, k, indent + 1, out, before, atomic);
-    register_tiles = true;
+    within.tile = true;
+    nest(b, k, indent + 1, out, before, atomic, within);
     tile_ = {-1, ""};
     out += pad(indent + 1) + copy + element + " = " + at + ";\n" + pad(indent) + "}\n";
     return;
@@ -608,7 +465,7 @@ void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
   out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " +
          index(l.end) + "; ++" + v + ") {\n";
   declare_carried(b, l, indent + 1, out);
-  if (k + 1 < b.loops.size()) loop(b, k + 1, indent + 1, out, before, atomic);
+  if (k + 1 < b.loops.size()) nest(b, k + 1, indent + 1, out, before, atomic, within);
   statements(b, l, indent + 1, out, atomic);
   out += pad(indent) + "}\n";
 }
@@ -620,36 +477,38 @@ namespace uops::codegen {
 namespace {
 
 // A compare-and-swap loop applying one reduce step of scalar type T to an element of type dt.
-std::string atomic_definition(const std::string& name, const std::string& prefix) {
+std::string atomic_definition(const std::string& name, const Dialect& d) {
   // name = atomic_<op>_<dtype>_<scalar>
   size_t a = name.find('_', 7), b = name.find('_', a + 1);
   std::string op = name.substr(7, a - 7), dt = name.substr(a + 1, b - a - 1),
               T = name.substr(b + 1);
   std::string word = dt == "f64" ? "unsigned long long" : "int";
   std::string elem = dt == "f32" ? "float" : dt == "f64" ? "double" : "int32_t";
-  std::string to_value = dt == "f32"   ? "(" + T + ")__int_as_float(assumed)"
-                         : dt == "f64" ? "(" + T + ")__longlong_as_double((long long)assumed)"
-                                       : "(" + T + ")assumed";
+  std::string to_value = dt == "f32" ? "(" + T + ")" + d.int_as_float + "(assumed)"
+                         : dt == "f64"
+                             ? "(" + T + ")" + d.longlong_as_double + "((long long)assumed)"
+                             : "(" + T + ")assumed";
   std::string next = op == "sum" ? "acc + v" : "v";
-  std::string to_word = dt == "f32" ? "__float_as_int((float)(" + next + "))"
-                        : dt == "f64"
-                            ? "(unsigned long long)__double_as_longlong((double)(" + next + "))"
-                            : std::string(T == "float" ? "to_i32f" : "to_i32") + "(" + next + ")";
+  std::string to_word =
+      dt == "f32" ? std::string(d.float_as_int) + "((float)(" + next + "))"
+      : dt == "f64"
+          ? "(unsigned long long)" + std::string(d.double_as_longlong) + "((double)(" + next + "))"
+          : std::string(T == "float" ? "to_i32f" : "to_i32") + "(" + next + ")";
   std::string skip = op == "sum"   ? ""
                      : op == "max" ? "    if (!(v > acc)) return;\n"
                                    : "    if (!(v < acc)) return;\n";
-  return prefix + "void " + name + "(" + elem + " *p, " + T + " v) {\n" + "  " + word + " *q = (" +
-         word + " *)p;\n" + "  " + word + " old = *q, assumed;\n" + "  do {\n" +
+  return d.function + std::string("void ") + name + "(" + elem + " *p, " + T + " v) {\n" + "  " +
+         word + " *q = (" + word + " *)p;\n" + "  " + word + " old = *q, assumed;\n" + "  do {\n" +
          "    assumed = old;\n" + "    " + T + " acc = " + to_value + ";\n" + skip +
-         "    old = atomicCAS(q, assumed, " + to_word + ");\n" + "  } while (old != assumed);\n}\n";
+         "    old = " + d.compare_and_swap + "(q, assumed, " + to_word + ");\n" +
+         "  } while (old != assumed);\n}\n";
 }
 
 }  // namespace
 
-std::string helper_definitions(const std::set<std::string>& helpers_, Dialect d_) {
-  const std::string in =
-      d_ == Dialect::cuda ? "static __device__ __forceinline__ " : "static inline ";
-  const std::string plain = d_ == Dialect::cuda ? "static __device__ " : "static ";
+std::string helper_definitions(const std::set<std::string>& helpers_, const Dialect& d) {
+  const std::string in = d.inline_function;
+  const std::string plain = d.function;
   std::vector<std::pair<std::string, std::string>> defs = {
       {"in_range",
        in + "int in_range(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n; }\n"},
@@ -714,7 +573,7 @@ std::string helper_definitions(const std::set<std::string>& helpers_, Dialect d_
   for (auto& [name, text] : defs)
     if (helpers_.count(name)) out += text;
   for (auto& name : helpers_)
-    if (name.rfind("atomic_", 0) == 0) out += atomic_definition(name, plain);
+    if (name.rfind("atomic_", 0) == 0) out += atomic_definition(name, d);
   return out;
 }
 

@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "backends/codegen/dialect.h"
 #include "backends/codegen/names.h"
+#include "uops/ir/analysis.h"
 #include "uops/ir/program.h"
 
 namespace uops::codegen {
 
 using namespace ir;
-
-enum class Dialect { c, cuda };
 
 // The error bits a kernel reports, and their messages (the interpreter's words).
 enum KernelError { kDivisionByZero = 1, kModuloByZero = 2, kOverflow = 4 };
@@ -30,31 +30,17 @@ std::string kernel_error_message(int bits);
 
 class KernelWriter {
  public:
-  KernelWriter(const Program& p, Dialect d);
+  KernelWriter(const Program& p, const Dialect& d);
 
   const Program& program() const { return p_; }
   const Names& names() const { return names_; }
-  Dialect dialect() const { return d_; }
+  const Dialect& dialect() const { return d_; }
   const char* scalar() const;  // the value type: "float" or "double"
   static const char* element_type(DType t);
 
   // Floating-point x / y prints as x * (1 / y), so a divisor invariant in a loop is divided
   // once (C's reassociating mode: rounding differs in the last bit).
   bool reciprocal_division = false;
-  // A loop followed by loops whose innermost ones have constant ranges [0, n) and accumulate, each
-  // iteration of those into its own element of one tensor that the loops read nowhere else,
-  // keeps those elements in a local array across its iterations: loaded before it, stored after
-  // (the register tiles of tile_registers; C only). The same operations in the same order. Loads
-  // that check their bounds run unchecked under a test that the whole tile is in range (its
-  // corners), checked otherwise: conditional loads keep the compiler from holding the tile in
-  // registers.
-  bool register_tiles = false;
-  // A block whose statements all sit in its innermost loop skips its loops at once when a deeper
-  // loop's range is empty (the rows and columns a register tile leaves over, often none), rather
-  // than running the loops between to find it out (C only).
-  bool guard_empty_loops = false;
-  size_t guard_from = 0;  // ... testing it no further out than this loop (inside parallel loops)
-
   std::string index(const Index& e);
   std::string value(const Value& v);
   // Row-major element offset of `index` in tensor t, and the test that it lies inside.
@@ -63,10 +49,12 @@ class KernelWriter {
   // The same test, one per axis that needs one.
   std::vector<std::string> axis_tests(int t, const std::vector<Index>& index);
 
-  // Loop k of b written completely (its `for`, carried scalars, inner loops, statements).
-  // `before(k)` may add lines (a pragma) in front of any loop's `for`.
-  void loop(const Block& b, size_t k, int indent, std::string& out,
-            const std::function<void(size_t, int, std::string&)>& before = nullptr,
+  // Loop k of b written completely (its `for`, carried scalars, inner loops, statements), with
+  // what the loops' plans say (ir::LoopPlan: register tiles and their corner tests, empty-range
+  // tests; the C backend's passes set them). `before(k)` may add lines (a pragma) in front of
+  // any loop's `for`.
+  using Before = std::function<void(size_t, int, std::string&)>;
+  void loop(const Block& b, size_t k, int indent, std::string& out, const Before& before = nullptr,
             const std::set<int>& atomic = {});
   // What a loop runs per iteration, around its inner loop: the carried scalars' declarations
   // and the statements. Accumulations into `atomic` tensors use atomics (CUDA).
@@ -83,6 +71,8 @@ class KernelWriter {
   bool uses_error_flag() const { return uses_err_; }
   void reset_usage();
   const std::set<std::string>& used_helpers() const { return helpers_; }
+  // The math functions called, as printed ("expf", "pow").
+  const std::set<std::string>& used_math() const { return math_; }
   // Marks and returns a helper by name (for the backends' own uses).
   std::string helper(const std::string& name);
 
@@ -90,39 +80,40 @@ class KernelWriter {
   std::string print_index(const Index& e, int min_prec);
   std::string print_value(const Value& v, int min_prec);
   std::string literal(double v) const;
-  std::string math(const char* name) const;  // expf or exp
+  std::string math(const char* name);  // expf or exp
   std::string load(const ValueNode& n);
   bool nonnegative(const Index& e) const;
-  bool spans_axis(int t, size_t a, const Index& e) const;
   std::string store(const Stmt& s, bool atomic);
-  size_t tile_loop(const Block& b, size_t k) const;
-  std::string tile_guard(const Block& b, size_t first, std::vector<int>* uses);
-  std::pair<size_t, size_t> empty_guard(const Block& b, size_t from) const;
+  // Where the loop being written sits.
+  struct Within {
+    bool empty_tested = false;  // under its block's empty-range test
+    bool tile = false;          // inside a register tile
+    bool tile_tested = false;   // under the tile's corner test, or in its else
+  };
+  void nest(const Block& b, size_t k, int indent, std::string& out, const Before& before,
+            const std::set<int>& atomic, Within within);
 
-  std::pair<int, std::string> tile_{-1, ""};  // a tile's tensor, and its element's name in it
-  size_t tile_first_ = 0;                     // the first tile loop of the tile being written
-  size_t tile_outer_ = 0;                     // the outermost loop the tile is kept across
-  bool guarded_ = false;    // its loops are being written under their guard (or its else)
-  bool unchecked_ = false;  // ... and its checked loads are known in range
-  const Block* empty_block_ = nullptr;     // the block empty_guard_ was decided for
-  std::pair<size_t, size_t> empty_guard_;  // test loop .second's range before loop .first
-  bool in_guard_ = false;                  // writing the loops under that test
+  // What is being written: a register tile's tensor and its element's name in the tile, and
+  // whether checked loads are known in range (under a tile's corner test).
+  std::pair<int, std::string> tile_{-1, ""};
+  bool unchecked_ = false;
 
   const Program& p_;
-  Dialect d_;
+  const Dialect& d_;
   Names names_;
   bool f64_;
-  std::map<int, Index> var_start_, var_end_;
+  LoopRanges ranges_;
   std::set<int> arg_carried_;
   std::set<int> tensors_;
   std::set<std::pair<int, int>> sizes_;
   std::set<std::string> params_;
   std::set<std::string> helpers_;
+  std::set<std::string> math_;
   bool uses_err_ = false;
 };
 
 // Definitions of the named helpers, in dependency order.
-std::string helper_definitions(const std::set<std::string>& names, Dialect d);
+std::string helper_definitions(const std::set<std::string>& names, const Dialect& d);
 
 // Indentation helper for the emitters.
 inline std::string pad(int indent) {

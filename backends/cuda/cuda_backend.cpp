@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backends/backend_entries.h"
 #include "backends/codegen/kernel_writer.h"
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_emitter.h"
@@ -96,6 +97,11 @@ std::string cuda_unavailable_reason() {
   cuda::driver(&why);
   return why;
 #endif
+}
+
+Backend cuda_backend() {
+  return {"cuda", "generated CUDA, NVRTC and the driver API", cuda_unavailable_reason, compile_cuda,
+          emit_cuda};
 }
 
 std::unique_ptr<Executable> compile_cuda(Program p) {

@@ -3,6 +3,7 @@
 #include <functional>
 #include <optional>
 
+#include "backends/backend_entries.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
 #include "uops/ir/scalar_semantics.h"
@@ -392,6 +393,10 @@ TensorMap interpret(const Program& p, const TensorMap& inputs, const ParamMap& p
 
 std::unique_ptr<Executable> make_interpreter(Program p) {
   return std::make_unique<Interpreter>(std::move(p));
+}
+
+Backend interpreter_backend() {
+  return {"interp", "the interpreter", [] { return std::string(); }, make_interpreter, nullptr};
 }
 
 }  // namespace uops

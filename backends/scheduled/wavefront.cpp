@@ -127,11 +127,20 @@ std::string literal(int64_t v) {
 
 // ---- CUDA ----------------------------------------------------------------------------------
 
-// One entry of a wavefront kernel's static table: `grid` thread blocks run `call`.
+// An argument of a task's call after the virtual block index and grid size: the task's tensor
+// `tensor` (which the wavefront kernel passes as one of its parameters), or else `text`.
+struct CallArg {
+  int tensor = -1;
+  std::string text;
+};
+
+// One entry of a wavefront kernel's static table: `grid` thread blocks run
+// `function(vblock, grid, args...)`.
 struct Task {
   unsigned grid = 1, threads = 1;
   bool barriers = false;
-  std::string call;  // with @B@ for the virtual block, @G@ for the grid, @t<k>@ for tensor k
+  std::string function;
+  std::vector<CallArg> args;
   std::vector<std::pair<Tensor*, bool>> tensors;  // storage, and whether the call writes it
   std::vector<std::string> names;
 };
@@ -150,20 +159,20 @@ Task block_task(const sched::BoundStep& s, int step, const codegen::KernelPlan& 
   task.grid = dims.grid;
   task.threads = dims.threads;
   task.barriers = kp.cooperative;
-  task.call = "uops_s" + std::to_string(step) + "::" + kp.name + "(@B@, @G@";
+  task.function = "uops_s" + std::to_string(step) + "::" + kp.name;
   for (const codegen::KernelArg& a : kp.args) {
     if (a.kind == codegen::KernelArg::tensor) {
-      task.call += ", @t" + std::to_string(task.tensors.size()) + "@";
+      task.args.push_back({int(task.tensors.size()), ""});
       task.tensors.push_back(
           {s.tensors[size_t(a.tensor_id)], p.tensors[size_t(a.tensor_id)].role != Role::input});
       task.names.push_back(storage_name(s, a.tensor_id));
     } else {
-      task.call += ", " + literal(a.kind == codegen::KernelArg::size
-                                      ? s.binding.shapes[size_t(a.tensor_id)][size_t(a.axis)]
-                                      : s.binding.params.at(a.name));
+      task.args.push_back({-1, literal(a.kind == codegen::KernelArg::size
+                                           ? s.binding.shapes[size_t(a.tensor_id)][size_t(a.axis)]
+                                           : s.binding.params.at(a.name))});
     }
   }
-  task.call += ", error)";
+  task.args.push_back({-1, "error"});
   return task;
 }
 
@@ -175,7 +184,8 @@ Task zero_task(const sched::BoundStep& s, int t, std::set<std::string>& types) {
   Task task;
   task.grid = unsigned(std::clamp<int64_t>((n + threads - 1) / threads, 1, 1024));
   task.threads = unsigned(threads);
-  task.call = "uops_zero_" + type + "(@B@, @G@, @t0@, " + literal(n) + ")";
+  task.function = "uops_zero_" + type;
+  task.args = {{0, ""}, {-1, literal(n)}};
   task.tensors = {{s.tensors[size_t(t)], true}};
   task.names = {storage_name(s, t)};
   return task;
@@ -201,19 +211,18 @@ void add_kernel(const std::vector<Task>& tasks, CudaWavefronts& out) {
   std::string sig, body;
   for (size_t a = 0; a < k.buffers.size(); ++a) {
     std::string type = codegen::KernelWriter::element_type(k.buffers[a]->dtype);
-    sig += (written[a] ? "" : "const ") + type + " *__restrict__ a" + std::to_string(a) + ", ";
+    sig += (written[a] ? "" : "const ") + type + " *" + codegen::cuda_dialect().restrict_pointer +
+           " a" + std::to_string(a) + ", ";
   }
   unsigned offset = 0;
   for (const Task& t : tasks) {
-    std::string call = t.call;
-    auto put = [&](const std::string& mark, const std::string& text) {
-      for (size_t at; (at = call.find(mark)) != std::string::npos;)
-        call.replace(at, mark.size(), text);
-    };
-    put("@B@", "b - " + std::to_string(offset) + "u");
-    put("@G@", std::to_string(t.grid) + "u");
-    for (size_t a = 0; a < t.tensors.size(); ++a)
-      put("@t" + std::to_string(a) + "@", "a" + std::to_string(param.at(t.tensors[a].first)));
+    std::string call =
+        t.function + "(b - " + std::to_string(offset) + "u, " + std::to_string(t.grid) + "u";
+    for (const CallArg& a : t.args)
+      call +=
+          ", " + (a.tensor < 0 ? a.text
+                               : "a" + std::to_string(param.at(t.tensors[size_t(a.tensor)].first)));
+    call += ")";
     offset += t.grid;
     body += "  if (b < " + std::to_string(offset) + "u) {\n    " + call + ";\n    return;\n  }\n";
     k.threads = std::max(k.threads, t.threads);

@@ -8,6 +8,7 @@
 #include "backends/c/c_compiler.h"
 #include "support/compare.h"
 #include "support/programs.h"
+#include "support/random_graph.h"
 #include "uops/ir/printer.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/copy_tiling.h"
@@ -153,6 +154,21 @@ TEST(CBackend, RowLocalBlocksShareTheirOuterLoop) {
   EXPECT_EQ(emit_c(p).find("blocks 0 to"), std::string::npos) << emit_c(p);
   in = testing::random_inputs(p, {{"x", {9, 9}}}, 5);
   EXPECT_TRUE(testing::same_outputs(interpret(p, in), compile_c(p, exact)->run(in)));
+}
+
+// A block whose parallel loop sits inside a register tile with a guard prints that loop twice
+// (under the guard and in its else): both carry the loop's pragma. The emitter used to plant a
+// marker and replace only the first, leaving "@@PRAGMA@@" in the source (random program 958 of
+// the C fuzzer's options), which did not compile.
+TEST(CBackend, ParallelLoopInsideAGuardedTileCompiles) {
+  RandomGraphOptions o;
+  o.max_nodes = 4 + 958 % 12;
+  o.empty_raising = true;
+  RandomCase c = random_case(958, o);
+  Program p = optimize(lower(c.graph));
+  EXPECT_EQ(emit_c(p).find("@@"), std::string::npos) << emit_c(p);
+  EXPECT_TRUE(testing::same_outputs(interpret(p, c.inputs, c.params),
+                                    compile_c(p)->run(c.inputs, c.params), 1e-5));
 }
 
 // Contractions and their gradients with tiled reductions (tiles of 2, so several per loop) and

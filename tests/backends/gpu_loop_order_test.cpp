@@ -1,9 +1,9 @@
-// codegen::exclusive_loops_first, which the CUDA emitter applies to every block, keeps every
+// exclusive_loops_first, which the CUDA emitter applies to every block, keeps every
 // result: checked on the interpreter (which runs the reordered blocks as written), bit for bit,
 // on every op and gradient and on random programs. No GPU needed.
 #include <gtest/gtest.h>
 
-#include "backends/codegen/parallel.h"
+#include "ir/parallelism.h"
 #include "support/compare.h"
 #include "support/programs.h"
 #include "support/random_graph.h"
@@ -17,7 +17,7 @@ namespace {
 
 Program reordered(const Program& p) {
   Program q = p;
-  for (auto& b : q.blocks) b = codegen::exclusive_loops_first(p, b);
+  for (auto& b : q.blocks) b = exclusive_loops_first(p, b);
   return q;
 }
 
@@ -65,7 +65,7 @@ TEST(GpuLoopOrder, RandomProgramsKeepTheirResults) {
 
 TEST(GpuLoopOrder, MatmulRunsItsOutputLoopsOnTheGridWithoutAtomics) {
   Program p = optimize(forward_program(find_op("matmul"), DType::f32));
-  Block b = codegen::exclusive_loops_first(p, p.blocks[0]);
+  Block b = exclusive_loops_first(p, p.blocks[0]);
   // The CPU order is i, k, j (stride-1 stores); the grid wants i, j outside and k per thread.
   ASSERT_EQ(b.loops.size(), 3u);
   EXPECT_EQ(b.loops[2].var, p.blocks[0].loops[1].var);
@@ -77,7 +77,7 @@ TEST(GpuLoopOrder, BlocksWithCarriedScalarsAreLeftAlone) {
   Program p = optimize(forward_program(find_op("softmax"), DType::f32));
   for (auto& b : p.blocks) {
     if (b.loops.front().carried.empty()) continue;
-    EXPECT_EQ(print_block(p, codegen::exclusive_loops_first(p, b), 0), print_block(p, b, 0));
+    EXPECT_EQ(print_block(p, exclusive_loops_first(p, b), 0), print_block(p, b, 0));
   }
 }
 

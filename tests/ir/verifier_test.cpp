@@ -191,5 +191,49 @@ TEST(Verifier, AccumulateUsesSumMaxOrMin) {
   EXPECT_EQ(verify(ok), std::vector<std::string>{});
 }
 
+// The loops' plans (LoopPlan) the C backend's passes set.
+TEST(Verifier, OneParallelLoopPerBlock) {
+  expect_invalid(
+      [](Program& p) {
+        for (auto& l : p.blocks[3].loops) l.plan.threads = LoopPlan::Threads::serial;
+      },
+      "block 3 has 2 parallel loops");
+}
+
+TEST(Verifier, OnlyTeamIfHasAWorkSize) {
+  expect_invalid([](Program& p) { p.blocks[3].loops[0].plan.threads = LoopPlan::Threads::team_if; },
+                 "block 3 loop 0: only a team_if parallel loop has a work size, and it has one");
+}
+
+TEST(Verifier, CollapseNeedsANextLoop) {
+  expect_invalid(
+      [](Program& p) {
+        LoopPlan& plan = p.blocks[3].loops[1].plan;
+        plan.threads = LoopPlan::Threads::team;
+        plan.collapse = 2;
+      },
+      "block 3 loop 1 collapses 2 loops");
+}
+
+TEST(Verifier, SimdReducesWhatTheInnermostLoopReduces) {
+  expect_invalid(
+      [](Program& p) {
+        p.blocks[0].loops[1].plan.simd = {{0, ReduceOp::max}};
+      },
+      "block 0 loop 1: SIMD reduction of c0, which this innermost loop does not reduce "
+      "with max");
+}
+
+TEST(Verifier, RowLocalRunsShareTheirOuterRange) {
+  expect_invalid([](Program& p) { p.blocks[2].loops[0].plan.row_local = 2; },
+                 "block 2's row-local run goes past the last block");
+  expect_invalid(
+      [](Program& p) {
+        p.blocks[2].loops[0].plan.row_local = 1;
+        p.blocks[3].loops[0].end = idx::constant(7);
+      },
+      "block 2's row-local run holds block 3, which cannot share its outer loop");
+}
+
 }  // namespace
 }  // namespace uops

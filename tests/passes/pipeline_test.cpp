@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <sstream>
 
+#include "support/random_graph.h"
+#include "uops/ir/printer.h"
+#include "uops/ops/op_gradient.h"
+#include "uops/ops/registry.h"
 #include "uops/uops.h"
 
 namespace uops {
@@ -20,7 +24,7 @@ TEST(Pipeline, DumpsAndNamesPasses) {
   PipelineOptions o;
   o.dump_after = "all";
   o.dump = &out;
-  optimize(lower(g), o);
+  plan_cpu(optimize(lower(g), o), {}, o);
   for (auto& name : pass_names())
     EXPECT_NE(out.str().find("// after " + name + "\n"), std::string::npos) << name;
   // Every pass optimize() runs is one that dump_after accepts by name (storage_reuse was not).
@@ -32,11 +36,67 @@ TEST(Pipeline, DumpsAndNamesPasses) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
     std::ostringstream one;
     PipelineOptions only{false, name, &one};
-    EXPECT_NO_THROW(optimize(lower(g), only)) << name;
+    EXPECT_NO_THROW(plan_cpu(optimize(lower(g), only), {}, only)) << name;
     EXPECT_NE(one.str().find("// after " + name + "\n"), std::string::npos) << name;
   }
   o.dump_after = "fusion";
   EXPECT_THROW(optimize(lower(g), o), Error);
+}
+
+// The C backend's passes (plan_cpu): each one can be dumped and shows the plans it decided, and
+// the verifier passes after each on every op's programs.
+TEST(Pipeline, CpuPassesShowTheirPlans) {
+  Program softmax = optimize(forward_program(find_op("softmax"), DType::f32));
+  auto after = [&](const std::string& pass, const CpuTarget& target) {
+    std::ostringstream out;
+    PipelineOptions o{true, pass, &out};
+    plan_cpu(softmax, target, o);
+    return out.str();
+  };
+  EXPECT_NE(after("parallel_loops", {}).find("[parallel team_if(x.0 * x.1)]"), std::string::npos)
+      << after("parallel_loops", {});
+  EXPECT_NE(after("simd_reductions", {}).find("[simd c0 max]"), std::string::npos)
+      << after("simd_reductions", {});
+  EXPECT_EQ(after("simd_reductions", {false, false}).find("simd c"), std::string::npos);
+  EXPECT_NE(after("row_local_runs", {}).find("row_local 2"), std::string::npos)
+      << after("row_local_runs", {});
+  EXPECT_NE(after("parallel_loops", {true, true}).find("[parallel worksharing]"), std::string::npos)
+      << after("parallel_loops", {true, true});
+  Program matmul = optimize(forward_program(find_op("matmul"), DType::f32));
+  std::ostringstream tiles;
+  plan_cpu(matmul, {}, {true, "tile_registers", &tiles});
+  EXPECT_NE(tiles.str().find("// after tile_registers\n"), std::string::npos);
+  std::ostringstream kept;
+  plan_cpu(matmul, {}, {true, "register_tiles", &kept});
+  EXPECT_NE(kept.str().find("tile of the last 2 loops"), std::string::npos) << kept.str();
+  std::ostringstream tested;
+  plan_cpu(matmul, {}, {true, "empty_range_tests", &tested});
+  EXPECT_NE(tested.str().find("skip if loop"), std::string::npos) << tested.str();
+
+  for (const OpDef& op : all_ops())
+    for (bool grad : {false, true}) {
+      Program p = grad ? gradient_program(op, DType::f32) : forward_program(op, DType::f32);
+      for (bool worksharing : {false, true})
+        EXPECT_NO_THROW(plan_cpu(optimize(p), {true, worksharing}, {true, "", nullptr}))
+            << op.name << (grad ? " grad" : "");
+    }
+  // Random program 958 (the C fuzzer's options) has its parallel loop among a register tile's
+  // loops: a team sharing it would store the local tile back from every thread.
+  RandomGraphOptions o958;
+  o958.max_nodes = 4 + 958 % 12;
+  o958.empty_raising = true;
+  Program shared = plan_cpu(optimize(lower(random_case(958, o958).graph)), {true, true});
+  for (auto& b : shared.blocks)
+    for (size_t k = 0; k < b.loops.size(); ++k)
+      for (size_t x = k + 1; b.loops[k].plan.tile && x < b.loops.size(); ++x)
+        EXPECT_NE(b.loops[x].plan.threads, ir::LoopPlan::Threads::worksharing) << ir::print(shared);
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    RandomGraphOptions o;
+    o.contractions = seed % 2;
+    Program p = lower(random_case(seed, o).graph);
+    EXPECT_NO_THROW(plan_cpu(p, {}, {true, "", nullptr})) << "seed " << seed;
+    EXPECT_NO_THROW(plan_cpu(optimize(p), {}, {true, "", nullptr})) << "seed " << seed;
+  }
 }
 
 }  // namespace

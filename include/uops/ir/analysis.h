@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "uops/ir/program.h"
@@ -42,6 +43,20 @@ bool same_index(const std::vector<Index>& a, const std::vector<Index>& b);
 bool bounds_use_vars(const Loop& l);
 // Some index expression of the statement may raise (may_raise(Index)).
 bool may_raise(const Stmt& s);
+
+// Each loop variable's loop, over every block of a program (which must outlive it).
+class LoopRanges {
+ public:
+  explicit LoopRanges(const Program& p);
+  const Loop* loop(int var) const;  // null for a variable no loop has
+  // `e` is a loop variable running over [0, the size of axis a of tensor t): it needs no test of
+  // that axis.
+  bool spans_axis(int t, size_t a, const Index& e) const;
+
+ private:
+  const Program& p_;
+  std::map<int, const Loop*> loops_;
+};
 
 // Calls `index` on every index expression of the program (shapes, assertions, bounds, accesses,
 // positions) and `value` on every value, replacing each by what they return.

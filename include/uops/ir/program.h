@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "uops/ir/dtype.h"
@@ -43,11 +44,46 @@ struct Carried {
   ReduceOp op = ReduceOp::sum;
 };
 
+// What the C backend's passes decided about a loop (plan_cpu in uops/passes/pipeline.h,
+// docs/cpu-kernels.md); the C printer prints it and decides nothing. The default is a plain
+// sequential loop, which every other pass and backend sees.
+struct LoopPlan {
+  // parallel_loops: how the block's parallel loop (its outermost exclusive loop) runs.
+  enum class Threads {
+    none,         // not the parallel loop
+    serial,       // the parallel loop, on one thread (too little work, or outside worksharing)
+    team,         // a team of threads (`omp parallel for`)
+    team_if,      // ... when `work` reaches the threshold (a size known only at run time)
+    worksharing,  // a share of the enclosing team's threads (`omp for`)
+  };
+  Threads threads = Threads::none;
+  int collapse = 1;             // the parallel loop and the next one run as one loop (2)
+  Index work;                   // team_if: the iterations the team runs in all
+  bool reports_errors = false;  // team, team_if: the team or-s the threads' error bits together
+  // parallel_loops, worksharing, on the outer loop: one thread of the team runs the block.
+  bool single = false;
+  // simd_reductions: the carried scalars the innermost loop reduces in SIMD lanes.
+  std::vector<Carried> simd;
+  // row_local_runs, on a block's outer loop: the next `row_local` blocks share this loop.
+  int row_local = 0;
+  // register_tiles: the block's last `tile` loops index a register tile kept across this loop
+  // (the elements they accumulate into, held in a local array).
+  int tile = 0;
+  // register_tiles: in front of this loop, the tile's checked loads are tested at the tile's
+  // corners: these accesses (a tensor and an index over loop bounds) are in range, so the loops
+  // run with the loads unchecked under the test and checked in its else.
+  std::vector<std::pair<int, std::vector<Index>>> tile_corners;
+  // empty_range_tests: in front of this loop, the range of the block's loop `empty_test` is
+  // tested: empty, it skips the loops between.
+  int empty_test = 0;
+};
+
 struct Loop {
   int var = -1;
   Index start, end;  // half-open range
   std::vector<Carried> carried;
   std::vector<Stmt> stmts;
+  LoopPlan plan;
   bool is_pivot() const { return !carried.empty() || !stmts.empty(); }
 };
 

@@ -1,4 +1,4 @@
-#include "backends/codegen/parallel.h"
+#include "ir/parallelism.h"
 
 #include <map>
 #include <optional>
@@ -6,9 +6,7 @@
 
 #include "uops/ir/analysis.h"
 
-namespace uops::codegen {
-
-using namespace ir;
+namespace uops::ir {
 
 namespace {
 
@@ -70,21 +68,36 @@ std::optional<std::pair<Index, int64_t>> tile_of(const Index& e, int v, const Bl
   return std::pair{x, c};
 }
 
-// Some axis holds exactly `v` in every access, or in every access an element of v's tile in one
-// tiling (tile_of: the same x and c), so that different values of v touch disjoint elements.
+// Some axis holds exactly `v` in every index: different values of v touch disjoint elements.
+bool common_axis(const std::vector<const std::vector<Index>*>& indexes, int v) {
+  if (indexes.empty()) return false;
+  for (size_t axis = 0; axis < indexes.front()->size(); ++axis) {
+    bool all = true;
+    for (auto* index : indexes) {
+      const Index& e = (*index)[axis];
+      all &= e->kind == IndexKind::Var && e->var == v;
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
+// common_axis, or in every access an element of v's tile in one tiling on some axis (tile_of:
+// the same x and c), so that different values of v touch disjoint elements.
 bool split_by(const std::vector<TensorAccess>& as, int v, const Block& b, size_t depth) {
+  std::vector<const std::vector<Index>*> indexes;
+  for (auto& a : as) indexes.push_back(&a.index);
+  if (common_axis(indexes, v)) return true;
   size_t rank = as.front().index.size();
   for (size_t axis = 0; axis < rank; ++axis) {
     auto first = tile_of(as.front().index[axis], v, b, depth);
-    bool all = true, tiled = first.has_value();
+    bool tiled = first.has_value();
     for (auto& a : as) {
-      const Index& e = a.index[axis];
-      all &= e->kind == IndexKind::Var && e->var == v;
-      auto t = tiled ? tile_of(e, v, b, depth) : std::nullopt;
+      auto t = tiled ? tile_of(a.index[axis], v, b, depth) : std::nullopt;
       tiled = t && t->second == first->second && bool(t->first) == bool(first->first) &&
               (!t->first || equal(t->first, first->first));
     }
-    if (all || tiled) return true;
+    if (tiled) return true;
   }
   return false;
 }
@@ -107,6 +120,15 @@ bool updates_outer_carried(const Block& b, size_t depth) {
 }
 
 }  // namespace
+
+bool exclusive(const std::vector<Access>& accesses, const std::vector<bool>& written, int var) {
+  std::map<int, std::vector<const std::vector<Index>*>> by_tensor;
+  for (auto& a : accesses)
+    if (written[size_t(a.tensor)]) by_tensor[a.tensor].push_back(&a.index);
+  for (size_t t = 0; t < written.size(); ++t)
+    if (written[t] && !common_axis(by_tensor[int(t)], var)) return false;
+  return true;
+}
 
 bool runs_once(const Loop& l) {
   int64_t s = 0, e = 0;
@@ -184,4 +206,4 @@ Block exclusive_loops_first(const Program& p, const Block& b) {
   return out;
 }
 
-}  // namespace uops::codegen
+}  // namespace uops::ir

@@ -1,6 +1,6 @@
-// Which loops of a block may run their iterations concurrently. Both code generators use it:
-// C puts `omp parallel for` on exclusive loops, CUDA maps loops to the grid and turns the
-// accumulations that may collide into atomics.
+// Which loops of a block may run their iterations concurrently. The C backend's passes
+// (parallel_loops, row_local_runs) put threads on exclusive loops; the CUDA launch plan maps loops
+// to the grid and turns the accumulations that may collide into atomics.
 //
 // The region of loop k is everything loop k runs: its own statements and the loops inside it.
 // Iterations of loop k are independent when no reduce statement in the region updates a carried
@@ -12,11 +12,10 @@
 #include <set>
 #include <vector>
 
+#include "uops/ir/analysis.h"
 #include "uops/ir/program.h"
 
-namespace uops::codegen {
-
-using namespace ir;
+namespace uops::ir {
 
 struct LoopParallelism {
   bool exclusive = false;  // iterations touch disjoint elements: plain parallel loop
@@ -26,6 +25,10 @@ struct LoopParallelism {
 };
 
 std::vector<LoopParallelism> loop_parallelism(const Program& p, const Block& b);
+
+// The exclusive loops' rule without register tiles, for the tilings that make them: every access
+// (of `accesses`) to a tensor that `written` marks holds exactly `var` on one common axis.
+bool exclusive(const std::vector<Access>& accesses, const std::vector<bool>& written, int var);
 
 // Whether blocks (in program order) can run their outer loops as one, each block's inner loops in
 // turn per iteration (row-local: softmax reads a row from memory once and re-reads it from L1).
@@ -50,4 +53,4 @@ bool runs_once(const Loop& l);
 // put k on the grid). Any other block comes back unchanged.
 Block exclusive_loops_first(const Program& p, const Block& b);
 
-}  // namespace uops::codegen
+}  // namespace uops::ir

@@ -1,0 +1,11 @@
+#include "backends/codegen/dialect.h"
+
+namespace uops::codegen {
+
+const Dialect& c_dialect() {
+  static const Dialect d{"c",     "static inline ", "static ", "restrict", nullptr, nullptr,
+                         nullptr, nullptr,          nullptr,   nullptr,    "f"};
+  return d;
+}
+
+}  // namespace uops::codegen

@@ -1,0 +1,28 @@
+// parallel_loops (a C backend pass, docs/cpu-kernels.md): chooses each block's parallel loop and
+// how threads run it, recorded in the loops' plans (ir::LoopPlan) for the C printer.
+//
+// The parallel loop is the outermost exclusive loop (ir/parallelism.h) that runs more than once,
+// when its bounds use no loop variable (else the block has none); it is collapsed with the next
+// loop when that one is exclusive too, not the innermost (which stays whole so that it vectorizes),
+// its bounds use no loop variable, and the parallel loop holds no statements. Below
+// kParallelThreshold iterations in all a team costs more than it gains: the loop runs on one
+// thread, or on a team only when a size known at run time reaches the threshold. The team reports
+// the threads' error bits when an index expression of the block may raise.
+//
+// `worksharing` plans functions run by every thread of an enclosing team (c_emitter.h): the
+// parallel loop takes a share of the team with no threshold, which needs every thread to run
+// the loops outside it, so those loops must hold no statements; otherwise one thread of the team
+// runs the whole block. Changes no result: only the plans change.
+#pragma once
+
+#include "uops/ir/program.h"
+
+namespace uops {
+
+// Measured on a shared 2-core machine with a passive wait policy, an elementwise loop on 2
+// threads lost to 1 thread up to 2^17 iterations and broke even at 2^19.
+constexpr int64_t kParallelThreshold = 1 << 18;
+
+Program plan_parallel_loops(Program p, bool worksharing);
+
+}  // namespace uops

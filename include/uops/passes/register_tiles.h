@@ -1,0 +1,28 @@
+// register_tiles (a C backend pass, after row_local_runs): the register tiles tile_registers
+// and tile_dots made, recorded in the loops' plans (ir::LoopPlan::tile, tile_corners) so the C
+// printer keeps each tile's elements in a local array across the loops that accumulate into
+// them: loaded before, stored after; the same operations in the same order.
+//
+// A block keeps a tile around its outermost loop k (the first inside a row-local run's shared
+// loop) followed by trailing loops with constant ranges [0, n) that hold at most 1024 elements,
+// when k runs more than once, the loops from k on hold no statements but the innermost, and its
+// statements all accumulate into one tensor at one unchecked index, free of data, that holds
+// each tile variable alone (plus terms of other variables) on some axis and uses none of the
+// loops from k to the tile loops, and read neither that tensor nor data: then each tile
+// iteration owns one element, the same in every iteration of those loops. No tile is kept when
+// threads share one of the tile loops (parallel_loops, worksharing): each thread would store the
+// whole local tile back, elements it did not compute included.
+//
+// Checked loads keep the compiler from holding a tile in registers: when every checked load's
+// index is affine in the tile variables and cannot raise, the tile's corners bound it, so the
+// loops run twice, unchecked under a test of the corners and checked in its else. The test sits
+// in front of the outermost loop inside the tile from which the corners do not change.
+#pragma once
+
+#include "uops/ir/program.h"
+
+namespace uops {
+
+Program plan_register_tiles(Program p);
+
+}  // namespace uops

@@ -1,0 +1,153 @@
+#include "uops/passes/register_tiles.h"
+
+#include <algorithm>
+
+#include "ir/parallelism.h"
+#include "uops/ir/analysis.h"
+
+namespace uops {
+
+using namespace ir;
+
+namespace {
+
+// The first of the trailing loops with constant ranges [0, n) ("tile loops"), when loop k comes
+// before them and the block keeps a register tile around k: the loops from k to the tile loops
+// are not pivots and the tile loops hold few elements; the statements, only in the innermost
+// loop, all accumulate into one tensor at one unchecked index that holds each tile variable alone
+// (plus terms of other variables) on some axis and uses none of the loops from k to the tile
+// loops. Then each tile iteration owns one element, the same in every iteration of those loops,
+// and nothing in the loops reads it. Returns 0 otherwise.
+size_t tile_loop(const Block& b, size_t k) {
+  // A loop that runs once gains nothing, and may be the second of a collapsed parallel pair.
+  size_t n = b.loops.size();
+  if (k + 1 >= n || b.loops[k].is_pivot() || runs_once(b.loops[k])) return 0;
+  size_t first = n;
+  int64_t elements = 1;
+  for (; first > k + 1; --first) {
+    const Loop& l = b.loops[first - 1];
+    int64_t s = 0, e = 0;
+    if (!is_const(l.start, &s) || !is_const(l.end, &e) || s != 0 || e <= 0) break;
+    elements *= e;
+  }
+  if (first == n || elements > 1024) return 0;
+  for (size_t x = k; x + 1 < n; ++x)
+    if (b.loops[x].is_pivot()) return 0;
+  if (!b.loops.back().carried.empty()) return 0;
+  std::vector<int> inner;
+  for (size_t x = first; x < n; ++x) inner.push_back(b.loops[x].var);
+  const auto& stmts = b.loops.back().stmts;
+  if (stmts.empty()) return 0;
+  auto uses_inner = [&](const Index& e) {
+    for (int v : inner)
+      if (uses_var(e, v)) return true;
+    return false;
+  };
+  for (auto& s : stmts) {
+    if (s.kind != StmtKind::accumulate || s.checked || s.tensor != stmts[0].tensor ||
+        s.index.size() != stmts[0].index.size())
+      return 0;
+    for (size_t a = 0; a < s.index.size(); ++a)
+      if (!equal(s.index[a], stmts[0].index[a])) return 0;
+    bool reads = false;
+    for_each_load(s.value, [&](const ValueNode& n) {
+      reads |= n.tensor == s.tensor;
+      for (auto& e : n.index) reads |= uses_data(e);
+    });
+    if (reads) return 0;
+  }
+  for (auto& e : stmts[0].index) {
+    if (uses_data(e)) return 0;
+    for (size_t x = k; x < first; ++x)
+      if (uses_var(e, b.loops[x].var)) return 0;
+  }
+  for (int v : inner) {
+    bool alone = false;
+    for (auto& e : stmts[0].index) {
+      auto var = [&](const Index& x) { return x->kind == IndexKind::Var && x->var == v; };
+      alone |= var(e) || (e->kind == IndexKind::Add &&
+                          ((var(e->a) && !uses_inner(e->b)) || (var(e->b) && !uses_inner(e->a))));
+    }
+    if (!alone) return 0;
+  }
+  return first;
+}
+
+// The corner accesses to test in front of which loop of the tile around loop k with tile loops
+// from `first`, or none when there is nothing to test or it cannot be tested.
+std::pair<size_t, std::vector<std::pair<int, std::vector<Index>>>> corners(const LoopRanges& ranges,
+                                                                           const Block& b, size_t k,
+                                                                           size_t first) {
+  std::vector<int> vars;
+  for (size_t x = first; x < b.loops.size(); ++x) vars.push_back(b.loops[x].var);
+  std::vector<const ValueNode*> loads;
+  bool ok = true;
+  for (auto& s : b.loops.back().stmts)
+    for_each_load(s.value, [&](const ValueNode& n) {
+      if (!n.checked) return;
+      for (auto& e : n.index) ok &= affine_in(e, vars) && !may_raise(e);
+      loads.push_back(&n);
+    });
+  if (!ok || loads.empty()) return {};
+  std::vector<std::pair<int, std::vector<Index>>> out;
+  std::vector<int> uses;
+  bool tested = false;
+  for (size_t corner = 0; corner < (size_t(1) << vars.size()); ++corner) {
+    auto leaf = [&](const Index& e) -> Index {
+      for (size_t x = 0; x < vars.size(); ++x)
+        if (e->kind == IndexKind::Var && e->var == vars[x])
+          return corner >> x & 1 ? idx::sub(b.loops[first + x].end, idx::constant(1))
+                                 : b.loops[first + x].start;
+      return nullptr;
+    };
+    for (const ValueNode* n : loads) {
+      std::vector<Index> at;
+      for (size_t a = 0; a < n->index.size(); ++a) {
+        at.push_back(rewrite(n->index[a], leaf));
+        if (ranges.spans_axis(n->tensor, a, at.back())) continue;
+        collect_vars(at.back(), uses);
+        tested = true;
+      }
+      out.push_back({n->tensor, std::move(at)});
+    }
+  }
+  if (!tested) return {};
+  size_t at = k;
+  for (size_t x = k; x < first; ++x)
+    if (std::count(uses.begin(), uses.end(), b.loops[x].var)) at = x + 1;
+  return {at, std::move(out)};
+}
+
+}  // namespace
+
+Program plan_register_tiles(Program p) {
+  const Program loops = p;
+  LoopRanges ranges(loops);
+  for (size_t bi = 0, run_end = 0; bi < loops.blocks.size(); ++bi) {
+    const Block& b = loops.blocks[bi];
+    // Inside a row-local run the printer writes each block from its second loop.
+    size_t from = bi < run_end ? 1 : 0;
+    if (b.loops[0].plan.row_local) {
+      run_end = bi + size_t(b.loops[0].plan.row_local) + 1;
+      from = 1;
+    }
+    for (size_t k = from; k < b.loops.size(); ++k) {
+      size_t first = tile_loop(b, k);
+      if (!first) continue;
+      // Threads sharing a tile loop would each store the whole local tile back.
+      bool shared = false;
+      for (size_t x = first; x < b.loops.size(); ++x)
+        shared |= b.loops[x].plan.threads != LoopPlan::Threads::none &&
+                  b.loops[x].plan.threads != LoopPlan::Threads::serial;
+      if (shared) break;
+      auto& planned = p.blocks[bi].loops;
+      planned[k].plan.tile = int(b.loops.size() - first);
+      auto [at, accesses] = corners(ranges, b, k, first);
+      if (!accesses.empty()) planned[at].plan.tile_corners = std::move(accesses);
+      break;
+    }
+  }
+  return p;
+}
+
+}  // namespace uops

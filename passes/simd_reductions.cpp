@@ -1,0 +1,81 @@
+#include "uops/passes/simd_reductions.h"
+
+#include <map>
+#include <set>
+
+#include "uops/ir/analysis.h"
+
+namespace uops {
+
+using namespace ir;
+
+namespace {
+
+// Every tensor the loop writes is written and read in it at one index with an axis that is the
+// loop variable, and no index reads data: each iteration has its own elements.
+bool stores_stay_apart(const Loop& l) {
+  std::map<int, std::vector<Index>> written;
+  for (auto& s : l.stmts) {
+    if (s.kind == StmtKind::reduce) continue;
+    auto [it, fresh] = written.emplace(s.tensor, s.index);
+    if (!fresh && !same_index(it->second, s.index)) return false;
+    bool own = false;
+    for (auto& e : s.index) {
+      if (uses_data(e)) return false;
+      own |= e->kind == IndexKind::Var && e->var == l.var;
+    }
+    if (!own) return false;
+  }
+  for (auto& s : l.stmts) {
+    bool apart = true;
+    for_each_load(s.value, [&](const ValueNode& n) {
+      for (auto& e : n.index) apart &= !uses_data(e);
+      auto it = written.find(n.tensor);
+      apart &= it == written.end() || same_index(it->second, n.index);
+    });
+    if (!apart) return false;
+  }
+  return true;
+}
+
+// The scalars innermost loop k of b may reduce in SIMD lanes, by id; empty when it may not.
+std::vector<Carried> simd_reduction(const Block& b, size_t k) {
+  const Loop& l = b.loops[k];
+  if (k == 0 || k + 1 != b.loops.size() || !l.carried.empty() ||
+      l.plan.threads != LoopPlan::Threads::none || !stores_stay_apart(l))
+    return {};
+  std::map<int, ReduceOp> reduced;
+  for (auto& s : l.stmts) {
+    if (may_raise(s.value)) return {};
+    if (s.kind != StmtKind::reduce) continue;
+    switch (s.op) {
+      case ReduceOp::sum:
+      case ReduceOp::mean:
+      case ReduceOp::prod:
+      case ReduceOp::max:
+      case ReduceOp::min:
+        reduced[s.carried] = s.op;
+        break;
+      default:
+        return {};
+    }
+  }
+  for (auto& s : l.stmts)
+    for (auto& [c, op] : reduced)
+      if (uses_carried(s.value, c) && !(s.kind == StmtKind::reduce && s.carried == c)) return {};
+  std::vector<Carried> out;
+  for (auto& [c, op] : reduced) out.push_back({c, op});
+  return out;
+}
+
+}  // namespace
+
+Program plan_simd_reductions(Program p) {
+  for (Block& b : p.blocks) {
+    size_t k = b.loops.size() - 1;
+    b.loops[k].plan.simd = simd_reduction(b, k);
+  }
+  return p;
+}
+
+}  // namespace uops
