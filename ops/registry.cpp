@@ -40,6 +40,44 @@ std::deque<OpDef>& registry() {
   return ops;
 }
 
+// The description's lists must say what its graph says: the oracle draws cases from them.
+void validate_fields(const OpDef& op, const Program& p) {
+  auto fail = [&](const std::string& why) {
+    return Error("register_op: op '" + op.name + "' " + why);
+  };
+  auto joined = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out.empty() ? std::string("none") : out;
+  };
+  for (const OpInput& i : op.inputs) {
+    DType t = p.tensors[p.find_tensor(i.name)].dtype;
+    if (t == DType::i32 && !i.is_index)
+      throw fail("has an i32 input '" + i.name + "' not marked is_index (an index input)");
+    if (t != DType::i32 && i.is_index)
+      throw fail("marks input '" + i.name + "' is_index, but its graph declares it " +
+                 dtype_name(t) + " (an index input is i32)");
+  }
+  std::set<std::string> graph_params(p.params.begin(), p.params.end());
+  if (graph_params != std::set<std::string>(op.params.begin(), op.params.end()))
+    throw fail("lists params [" + joined(op.params) + "], but its graph declares [" +
+               joined(p.params) + "]");
+  std::vector<std::string> graph_outputs;
+  for (int t : p.outputs()) graph_outputs.push_back(p.tensors[t].name);
+  if (std::set<std::string>(graph_outputs.begin(), graph_outputs.end()) !=
+      std::set<std::string>(op.outputs.begin(), op.outputs.end()))
+    throw fail("lists outputs [" + joined(op.outputs) + "], but its graph declares [" +
+               joined(graph_outputs) + "]");
+  for (auto& [name, range] : op.param_ranges) {
+    if (!graph_params.count(name))
+      throw fail("gives param_ranges for '" + name + "', which is not one of its params [" +
+                 joined(op.params) + "]");
+    if (range.lo > range.hi)
+      throw fail("gives param '" + name + "' the empty range [" + std::to_string(range.lo) +
+                 ", " + std::to_string(range.hi) + "]");
+  }
+}
+
 }  // namespace
 
 const OpDef& register_op(OpDef op) {
@@ -63,6 +101,7 @@ const OpDef& register_op(OpDef op) {
   }
   if (p.inputs().size() != op.inputs.size())
     throw Error("register_op: op '" + op.name + "' has graph inputs it does not list");
+  validate_fields(op, p);
   op.origin = loading_library ? OpOrigin::library : OpOrigin::user;
   op.library = loading_library ? *loading_library : "";
   ops.push_back(std::move(op));

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "oracle/user_ops.h"
+#include "uops/oracle/gtest.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ops/op_gradient.h"
@@ -34,12 +35,7 @@ TEST_P(UserOps, RightKernelPasses) {
   EXPECT_EQ(op.origin, OpOrigin::user);
   EXPECT_EQ(&find_op(op.name), &op);
   for (DType t : {DType::f32, DType::f64}) {
-    CheckOptions o;
-    o.dtype = t;
-    CheckReport r = check(op, GetParam().kernel(0), o);
-    EXPECT_TRUE(r.passed) << r.message();
-    EXPECT_EQ(r.cases, o.trials);
-    EXPECT_FALSE(r.has_reference);
+    EXPECT_ORACLE(op, GetParam().kernel(0), {.dtype = t});
   }
 }
 
@@ -66,6 +62,7 @@ TEST_P(UserOps, WrongKernelFailsShrinksAndReplays) {
   EXPECT_EQ(again.mismatch.worst.index, r.mismatch.worst.index);
   EXPECT_EQ(again.mismatch.worst.got, r.mismatch.worst.got);
   EXPECT_TRUE(replay(op, GetParam().kernel(0), r.replay).passed);
+  EXPECT_ORACLE(op, GetParam().kernel(0), {.only = r.shrunk});
   // The same through the environment: the user's own test, unchanged, reruns just that case.
   ::setenv("UOPS_ORACLE_REPLAY", r.replay.c_str(), 1);
   CheckReport env = check(op, wrong, {.trials = 200});
@@ -106,7 +103,7 @@ TEST(UserOps, UnregisteredDescriptionGetsCases) {
   op.name = "unregistered_rmsnorm";
   Case c = random_case(op, DType::f32, 3);
   EXPECT_EQ(c.shapes.at("x")[1], c.shapes.at("w")[0]);  // asserted-equal axes share a size
-  EXPECT_TRUE(check(op, testing::rmsnorm_kernel(0), {.trials = 10}).passed);
+  EXPECT_ORACLE(op, testing::rmsnorm_kernel(0), {.trials = 10});
 }
 
 TEST(UserOps, RegistrationRefusesBadDescriptions) {

@@ -42,7 +42,7 @@ struct CheckOptions {
   bool shrink = true;
   bool against_eigen = true;  // also hold the canonical implementation to the Eigen reference
   // The implementation's name in the report and in the failure database.
-  std::string backend;
+  std::string backend = {};
   // Set only when the implementation is uopc's own backend `backend` ("interp", "c", "cuda") on
   // the op's program: the report then also gives a `uopc check` command. A user's kernel (the
   // default) gets only the replay, whatever its name.
@@ -51,10 +51,10 @@ struct CheckOptions {
   // Run just this case instead of random ones. Also set from UOPS_ORACLE_REPLAY when it holds a
   // case of this op (see `replay`).
   // Its sizes may be left empty (they are derived from the shapes).
-  std::optional<Case> only;
+  std::optional<Case> only = {};
   // A failure database folder (see failure_db.h); empty: $UOPS_ORACLE_DB, else none.
-  std::string database;
-  std::function<void(int done, int total)> progress;
+  std::string database = {};
+  std::function<void(int done, int total)> progress = {};
 };
 
 struct CheckReport {
