@@ -73,8 +73,8 @@ void validate_fields(const OpDef& op, const Program& p) {
       throw fail("gives param_ranges for '" + name + "', which is not one of its params [" +
                  joined(op.params) + "]");
     if (range.lo > range.hi)
-      throw fail("gives param '" + name + "' the empty range [" + std::to_string(range.lo) +
-                 ", " + std::to_string(range.hi) + "]");
+      throw fail("gives param '" + name + "' the empty range [" + std::to_string(range.lo) + ", " +
+                 std::to_string(range.hi) + "]");
   }
 }
 
@@ -144,7 +144,15 @@ void load_op_library(const std::string& given) {
   if (loaded.count(path)) return;  // given twice: its ops are registered already
   // Never closed: the ops' build functions live in it.
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) throw Error(std::string("cannot load op library: ") + ::dlerror());
+  if (!handle) {
+    std::string why = ::dlerror();
+    // The library takes uops from the program that loads it, which must export its symbols.
+    if (why.find("undefined symbol") != std::string::npos)
+      why +=
+          " (the program loading an op library must export uops' symbols: link it with "
+          "-rdynamic, or ENABLE_EXPORTS in CMake; see docs/op-libraries.md)";
+    throw Error("cannot load op library: " + why);
+  }
   using Entry = int (*)(int);
   auto entry = reinterpret_cast<Entry>(::dlsym(handle, "uops_register_ops"));
   if (!entry)

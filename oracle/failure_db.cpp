@@ -42,8 +42,8 @@ void check_private(const std::filesystem::path& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir.parent_path().empty() ? "." : dir.parent_path(), ec);
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-      throw Error("oracle failure database " + dir.string() + ": cannot create it: " +
-                  std::strerror(errno));
+      throw Error("oracle failure database " + dir.string() +
+                  ": cannot create it: " + std::strerror(errno));
   }
   if (::lstat(dir.c_str(), &st) != 0)
     throw Error("oracle failure database " + dir.string() + ": " + std::strerror(errno));
@@ -144,8 +144,8 @@ std::vector<FailureDb::Entry> FailureDb::load(DType dtype,
     std::getline(is, passes_line);
     std::getline(is, case_line);
     if (why.empty() && (header != kHeader || op_line.rfind("op ", 0) != 0 ||
-               impl_line.rfind("implementation ", 0) != 0 ||
-               passes_line.rfind("passes ", 0) != 0 || case_line.rfind("case ", 0) != 0))
+                        impl_line.rfind("implementation ", 0) != 0 ||
+                        passes_line.rfind("passes ", 0) != 0 || case_line.rfind("case ", 0) != 0))
       why = "not a failure database entry";
     // A name whose file part collides with ours: another op's entry, not a corrupt one.
     if (why.empty() && (op_line.substr(3) != op_->name || impl_line.substr(15) != implementation_))

@@ -88,11 +88,12 @@ Outcome judge(const OpDef& op, const Generator& gen, const Case& c, const Implem
 // them: the canonical run's temporaries; the Eigen reference (two f64 tensors per input for its
 // copies, four per output for its intermediate results, and the outputs converted back: what
 // layernorm, the most held of the ops measured, needs); the implementation's outputs and
-// temporaries (taken to be as many as the canonical program's). Throws uops::LimitError past the memory budget, as binding
-// a program does.
+// temporaries (taken to be as many as the canonical program's). Throws uops::LimitError past the
+// memory budget, as binding a program does.
 void check_memory(const Program& p, const Case& c, bool against_eigen) {
   TensorTypeMap types;
-  for (int t : p.inputs()) types[p.tensors[t].name] = {p.tensors[t].dtype, c.shapes.at(p.tensors[t].name)};
+  for (int t : p.inputs())
+    types[p.tensors[t].name] = {p.tensors[t].dtype, c.shapes.at(p.tensors[t].name)};
   Binding b = ir::bind(p, types, c.params);
   int64_t in = 0, out = 0, tmp = 0, in64 = 0, out64 = 0;
   auto add = [](int64_t& sum, int64_t n, int64_t size) {
@@ -106,9 +107,14 @@ void check_memory(const Program& p, const Case& c, bool against_eigen) {
       if (__builtin_mul_overflow(n, d, &n)) n = INT64_MAX;
     int64_t size = dtype_size(p.tensors[t].dtype);
     switch (p.tensors[t].role) {
-      case Role::input: add(in, n, size), add(in64, n, 8); break;
-      case Role::output: add(out, n, size), add(out64, n, 8); break;
-      default: add(tmp, n, size);
+      case Role::input:
+        add(in, n, size), add(in64, n, 8);
+        break;
+      case Role::output:
+        add(out, n, size), add(out64, n, 8);
+        break;
+      default:
+        add(tmp, n, size);
     }
   }
   int64_t reference = 0, impl = 0, step = 0, total = 0;

@@ -4,9 +4,9 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <tuple>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #include "commands.h"
 #include "reports.h"

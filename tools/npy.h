@@ -1,7 +1,7 @@
 // NumPy .npy files (format versions 1-3): `<f4`, `<f8` and `<i4`, C order. A file that is not
 // one of those (bad magic, truncated header or data, Fortran order, another dtype) is a
-// uops::Error naming the file and what is wrong. A file is read straight into its tensor (never held
-// twice), from a pipe or a device too, and never past what its header declares.
+// uops::Error naming the file and what is wrong. A file is read straight into its tensor (never
+// held twice), from a pipe or a device too, and never past what its header declares.
 #pragma once
 
 #include <cstdint>

@@ -41,11 +41,21 @@ std::string xml_escaped(const std::string& s) {
   std::string out;
   for (unsigned char ch : s) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 allows no other control characters.
         if (ch < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') {
@@ -116,11 +126,11 @@ std::string junit_xml(const json& doc) {
       ++failures;
       std::string text;
       for (const json& f : c.at("failures")) text += f.at("message").get<std::string>();
-      std::string first = c.at("failures").empty()
-                              ? std::string("failed")
-                              : c.at("failures")[0].at("culprit").get<std::string>() +
-                                    " disagrees; replay: " +
-                                    c.at("failures")[0].at("replay").get<std::string>();
+      std::string first =
+          c.at("failures").empty()
+              ? std::string("failed")
+              : c.at("failures")[0].at("culprit").get<std::string>() +
+                    " disagrees; replay: " + c.at("failures")[0].at("replay").get<std::string>();
       cases << "      <failure message=\"" << xml_escaped(first) << "\">" << xml_escaped(text)
             << "</failure>\n";
     }

@@ -56,8 +56,7 @@ TEST(Harness, LeftoverReplayIsLoudAndKeepsTheRandomCases) {
   EXPECT_TRUE(right.passed);
   EXPECT_EQ(right.cases, 21);
   EXPECT_EQ(right.replayed, 1);
-  EXPECT_NE(right.message().find("UOPS_ORACLE_REPLAY='relu f32 seed=1 x=[1,1]'"),
-            std::string::npos)
+  EXPECT_NE(right.message().find("UOPS_ORACLE_REPLAY='relu f32 seed=1 x=[1,1]'"), std::string::npos)
       << right.message();
   CheckReport wrong = check(op, wrong_past_10(DType::f32), {.trials = 50});
   EXPECT_FALSE(wrong.passed) << "the replayed case passes; the random ones must still run";

@@ -2,9 +2,8 @@
 // -Wmissing-field-initializers -Werror): <uops/oracle/harness.h> alone declares everything the
 // documented examples use, uops::Error included, and their initialiser styles (`{"x", 2}` inputs,
 // designated CheckOptions) compile without a warning.
-#include <uops/oracle/harness.h>
-
 #include <gtest/gtest.h>
+#include <uops/oracle/harness.h>
 
 namespace {
 

@@ -5,10 +5,10 @@
 #include <cstdlib>
 
 #include "oracle/user_ops.h"
-#include "uops/oracle/gtest.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ops/op_gradient.h"
+#include "uops/oracle/gtest.h"
 
 namespace uops::oracle {
 
@@ -124,6 +124,38 @@ TEST(UserOps, RegistrationRefusesBadDescriptions) {
     return g;
   };
   EXPECT_THROW(register_op(broken), Error);
+}
+
+// What the description lists must be what its graph declares, each with a clear error.
+TEST(UserOps, RegistrationChecksTheListsAgainstTheGraph) {
+  auto refused = [](OpDef op, const std::string& needle) {
+    try {
+      register_op(std::move(op));
+      ADD_FAILURE() << "registered; expected an error naming: " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  OpDef index = find_op("gather");
+  index.name = "user_gather_unmarked";
+  index.inputs[1].is_index = false;
+  refused(index, "not marked is_index");
+  OpDef float_index = testing::rmsnorm_op();
+  float_index.name = "user_rmsnorm_index";
+  float_index.inputs[1].is_index = true;
+  refused(float_index, "an index input is i32");
+  OpDef conv = find_op("conv2d");
+  conv.name = "user_conv_misspelt";
+  conv.param_ranges["strid"] = {1, 3};
+  refused(conv, "param_ranges for 'strid'");
+  OpDef params = find_op("conv2d");
+  params.name = "user_conv_params";
+  params.params.pop_back();
+  refused(params, "but its graph declares [");
+  OpDef outputs = testing::rmsnorm_op();
+  outputs.name = "user_rmsnorm_outputs";
+  outputs.outputs = {"z"};
+  refused(outputs, "lists outputs [z]");
 }
 
 // A description whose declared ranges never give a valid case is a user error, not a bug.

@@ -37,7 +37,7 @@ struct OpInput {
   bool is_index = false;  // an i32 input (gather's idx, cross_entropy's labels)
   bool differentiable = true;
   IndexValues values = {};  // an i32 input's range; unset: [0, 4]
-  bool nonzero = false;  // a float input kept away from zero (a divisor): |v| in [0.5, 1.5]
+  bool nonzero = false;     // a float input kept away from zero (a divisor): |v| in [0.5, 1.5]
 };
 
 // A parameter's range for random cases (not a validity rule: a value outside it may be valid).

@@ -34,9 +34,9 @@ inline ::testing::AssertionResult oracle_passes(const char* op_text, const char*
 
 }  // namespace uops::oracle::gtest_support
 
-#define EXPECT_ORACLE(op, impl, ...)                                                   \
-  EXPECT_PRED_FORMAT3(::uops::oracle::gtest_support::oracle_passes, op, impl,                \
+#define EXPECT_ORACLE(op, impl, ...)                                          \
+  EXPECT_PRED_FORMAT3(::uops::oracle::gtest_support::oracle_passes, op, impl, \
                       ::uops::oracle::CheckOptions(__VA_ARGS__))
-#define ASSERT_ORACLE(op, impl, ...)                                                   \
-  ASSERT_PRED_FORMAT3(::uops::oracle::gtest_support::oracle_passes, op, impl,                \
+#define ASSERT_ORACLE(op, impl, ...)                                          \
+  ASSERT_PRED_FORMAT3(::uops::oracle::gtest_support::oracle_passes, op, impl, \
                       ::uops::oracle::CheckOptions(__VA_ARGS__))
