@@ -63,12 +63,14 @@ TEST_P(UserOps, WrongKernelFailsShrinksAndReplays) {
   EXPECT_EQ(again.mismatch.worst.got, r.mismatch.worst.got);
   EXPECT_TRUE(replay(op, GetParam().kernel(0), r.replay).passed);
   EXPECT_ORACLE(op, GetParam().kernel(0), {.only = r.shrunk});
-  // The same through the environment: the user's own test, unchanged, reruns just that case.
+  // The same through the environment: the user's own test, unchanged, reruns that case first
+  // in its check of that dtype.
   ::setenv("UOPS_ORACLE_REPLAY", r.replay.c_str(), 1);
-  CheckReport env = check(op, wrong, {.trials = 200});
+  CheckReport env = check(op, wrong, {.dtype = DType::f64, .trials = 200});
   ::unsetenv("UOPS_ORACLE_REPLAY");
   EXPECT_FALSE(env.passed);
   EXPECT_EQ(env.cases, 1);
+  EXPECT_EQ(env.replayed, 1);
   EXPECT_EQ(env.dtype, DType::f64);
   EXPECT_EQ(env.mismatch.worst.got, r.mismatch.worst.got);
 }
