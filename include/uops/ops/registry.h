@@ -78,8 +78,10 @@ struct OpDef {
   std::string library;  // the shared library that registered it (origin == library)
 };
 
-// Adds an op to the registry. Throws uops::Error when the name is taken or empty, or when the
-// description does not build (its graph is built and lowered once here, in f32).
+// Adds an op to the registry. Throws uops::Error when the name is taken or empty, when the
+// description does not build (its graph is built and lowered once here, in f32), or when its
+// lists disagree with its graph: inputs (names, ranks, is_index exactly for the i32 ones),
+// params, outputs, and param_ranges keys that name no parameter.
 const OpDef& register_op(OpDef op);
 
 // Every registered op: the built-in ones of docs/design.md §4 in table order, then the users'
