@@ -1,5 +1,6 @@
 #include "uops/oracle/compare.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "uops/oracle/tolerance.h"
@@ -26,6 +27,11 @@ std::string index_text(const std::vector<int64_t>& index) {
 }
 
 Comparison compare(const TensorMap& expected, const TensorMap& got, DType dtype) {
+  return compare(expected, got, tolerance(dtype));
+}
+
+Comparison compare(const TensorMap& expected, const TensorMap& got, const Tolerance& base,
+                   const TensorMap* truth) {
   Comparison c;
   c.worst.scaled_error = -1.0;
   for (auto& [name, want] : expected) {
@@ -42,7 +48,17 @@ Comparison compare(const TensorMap& expected, const TensorMap& got, DType dtype)
                   ", expected " + dtype_name(want.dtype) + " " + want.shape_text();
       return c;
     }
-    Tolerance tol = tolerance(is_float(want.dtype) ? dtype : DType::i32);
+    Tolerance tol = is_float(want.dtype) ? base : tolerance(DType::i32);
+    auto exact = truth ? truth->find(name) : TensorMap::const_iterator();
+    if (truth && exact != truth->end() && is_float(want.dtype) &&
+        exact->second.shape == want.shape) {
+      double noise = 0.0;
+      for (int64_t e = 0; e < want.numel(); ++e) {
+        double d = std::fabs(want.get(e) - exact->second.get(e));
+        if (std::isfinite(d)) noise = std::max(noise, d);
+      }
+      tol.abs += 4.0 * noise;
+    }
     for (int64_t e = 0; e < want.numel(); ++e) {
       double x = want.get(e), y = have.get(e);
       double err = scaled_error(x, y, tol);

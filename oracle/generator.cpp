@@ -1,6 +1,7 @@
 #include "uops/oracle/generator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -15,11 +16,24 @@ using namespace ir;
 namespace {
 
 constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
-// Sizes around common vector and tile widths, where vectorized and tiled kernels keep their tails.
-constexpr int64_t kTails[] = {15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
+// Common vector and tile widths: a tail is drawn at a valid size next to one of them.
+constexpr int64_t kWidths[] = {8, 16, 32, 64, 128, 256, 1024};
 
 int64_t draw(std::mt19937_64& rng, int64_t lo, int64_t hi) {
   return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+// splitmix64's finalizer: consecutive inputs give unrelated outputs.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// The largest size trial `trial` may draw: 16, doubling every 4 trials.
+int64_t size_cap(int trial) {
+  return int64_t(16) << std::min(std::max(trial, 0) / 4, 24);
 }
 
 }  // namespace
@@ -28,6 +42,9 @@ struct Generator::Derived {
   OpDef op;
   DType dtype = DType::f32;
   int64_t max_elements = kCaseElements;
+  int64_t max_axis = 0;
+  Graph graph;
+  Description description;
   Program program;
   struct Input {
     std::string name;
@@ -39,6 +56,20 @@ struct Generator::Derived {
   std::vector<Equality> equalities;          // the assertions union-find did not settle
   std::vector<Index> divisors;               // index divisors free of loop variables
   std::map<std::string, ParamRange> ranges;  // every parameter's
+  std::map<int, size_t> graph_input;         // graph node id -> position in `inputs`
+  // Per input: the size of the axis an index input selects along (null when it selects none).
+  std::vector<Index> selects;
+  std::vector<Index> reductions;  // each reduce node's length
+  std::vector<int> reduced;       // classes of the input axes a reduction runs along
+  std::vector<int> tiled;         // classes of the input axes an output has: where tiles lie
+
+  // Evaluates an expression of the graph (Dim over input node ids) on a case.
+  int64_t graph_value(const Index& e, const Case& c) const {
+    IndexEnv env;
+    env.dim = [&](int node, int a) { return c.shapes.at(inputs[graph_input.at(node)].name)[a]; };
+    env.param = [&](const std::string& n) { return c.params.at(n); };
+    return evaluate(e, env);
+  }
 
   std::string class_name(int input, int axis) const {
     return inputs[input].name + "." + std::to_string(axis);
@@ -113,12 +144,38 @@ struct Generator::Derived {
   }
 };
 
-Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements) {
+uint64_t trial_seed(uint64_t seed, int trial) {
+  // 63 bits, so that the seed reads back as a signed integer anywhere it is printed.
+  return mix(mix(seed) ^ uint64_t(uint32_t(trial))) >> 1;
+}
+
+Description describe(const Graph& g) {
+  Description d;
+  for (const UopNode& n : g.nodes()) {
+    bool cmp_reduce = n.rop == ReduceOp::max || n.rop == ReduceOp::min ||
+                      n.rop == ReduceOp::argmax || n.rop == ReduceOp::argmin;
+    if (n.kind == UopKind::reduce) (cmp_reduce ? d.compares : d.sums) = true;
+    if (n.kind == UopKind::binary && (n.bop == BinaryOp::max || n.bop == BinaryOp::min))
+      d.compares = true;
+    bool grows = (n.kind == UopKind::unary && (n.uop == UnaryOp::exp || n.uop == UnaryOp::log)) ||
+                 (n.kind == UopKind::binary && n.bop == BinaryOp::pow);
+    d.exponential |= grows;
+    d.transcendental |= grows || (n.kind == UopKind::unary &&
+                                  (n.uop == UnaryOp::tanh || n.uop == UnaryOp::sigmoid ||
+                                   n.uop == UnaryOp::sin || n.uop == UnaryOp::cos));
+  }
+  return d;
+}
+
+Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements, int64_t max_axis) {
   auto d = std::make_shared<Derived>();
   d->op = op;
   d->dtype = dtype;
   d->max_elements = max_elements;
+  d->max_axis = max_axis;
   d->program = forward_program(op, dtype);
+  d->graph = op.build(dtype);
+  d->description = describe(d->graph);
   const Program& p = d->program;
   // Union-find over every input axis; an equality of two plain axis sizes merges their classes.
   std::vector<int> first(p.tensors.size(), -1);
@@ -187,49 +244,169 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements) {
     if (d->ranges[name].lo > d->ranges[name].hi)
       throw Error("op '" + op.name + "': the range of parameter '" + name + "' is empty");
   }
+  // The graph's inputs, the axes index inputs select along, and the reductions.
+  const std::vector<UopNode>& nodes = d->graph.nodes();
+  for (size_t id = 0; id < nodes.size(); ++id)
+    for (size_t i = 0; i < d->inputs.size(); ++i)
+      if (nodes[id].kind == UopKind::input && nodes[id].name == d->inputs[i].name)
+        d->graph_input[int(id)] = i;
+  for (int t : p.outputs())
+    for (const Index& e : p.tensors[t].shape)
+      if (e->kind == IndexKind::Dim && first[e->tensor] >= 0) {
+        for (size_t i = 0; i < d->inputs.size(); ++i)
+          if (d->inputs[i].tensor == e->tensor) {
+            int cls = d->axis_class[i][e->axis];
+            if (std::find(d->tiled.begin(), d->tiled.end(), cls) == d->tiled.end())
+              d->tiled.push_back(cls);
+          }
+      }
+  d->selects.resize(d->inputs.size());
+  for (const UopNode& n : nodes) {
+    if (n.kind == UopKind::reduce) {
+      Index length = idx::constant(1);
+      for (int a : n.axes) length = idx::mul(length, nodes[n.operands[0]].shape[a]);
+      d->reductions.push_back(length);
+      // A reduced axis that is an input's axis: where a long axis does the most good.
+      for (int a : n.axes) {
+        const Index& e = nodes[n.operands[0]].shape[a];
+        auto in = e->kind == IndexKind::Dim ? d->graph_input.find(e->tensor) : d->graph_input.end();
+        if (in != d->graph_input.end()) {
+          int cls = d->axis_class[in->second][e->axis];
+          if (std::find(d->reduced.begin(), d->reduced.end(), cls) == d->reduced.end())
+            d->reduced.push_back(cls);
+        }
+      }
+    }
+    if (n.kind != UopKind::select) continue;
+    int from = n.operands[1];  // back through reindexing and casts to the input it reads
+    while (nodes[from].kind == UopKind::reindex || nodes[from].kind == UopKind::cast)
+      from = nodes[from].operands[0];
+    auto it = d->graph_input.find(from);
+    if (it != d->graph_input.end()) d->selects[it->second] = nodes[n.operands[0]].shape[n.axis];
+  }
   d_ = std::move(d);
 }
 
-Case Generator::random(uint64_t seed) const {
+Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
   const Derived& d = *d_;
   std::mt19937_64 rng(seed);
   Case c = d.make(seed);
   size_t k = d.classes.size();
+  // No single axis past the budget: a tensor that has it holds at least that many elements.
+  int64_t hard = d.max_axis > 0 ? std::min(d.max_axis, d.max_elements) : d.max_elements;
+  int64_t cap = std::min(size_cap(trial), hard);
+  std::vector<int64_t> widths;
+  for (int64_t w : kWidths)
+    if (w <= cap) widths.push_back(w);
+  if (redrawn) *redrawn = 0;
   for (int attempt = 0; attempt < 2000; ++attempt) {
     c.sizes.clear();
     c.params.clear();
-    // 65% small, 25% one or two axes at a tail width, 10% larger shapes.
-    int64_t mode = attempt < 1000 ? draw(rng, 0, 99) : 0;
-    std::vector<bool> pinned(k, false);
-    // Small sizes lean to 1-3 so that an op of many axes keeps some of them past 4.
-    for (size_t i = 0; i < k; ++i)
-      c.sizes[d.classes[i]] = mode >= 90 ? draw(rng, 1, 48) : draw(rng, 1, draw(rng, 0, 1) ? 3 : 8);
-    if (mode >= 65 && mode < 90 && k > 0) {
-      for (int64_t j = draw(rng, 1, 2); j > 0; --j) {
-        size_t i = size_t(draw(rng, 0, int64_t(k) - 1));
-        c.sizes[d.classes[i]] = kTails[draw(rng, 0, std::size(kTails) - 1)];
-        pinned[i] = true;
+    // 52% small, 15% a tail, 12% a corner (tails on two axes), 6% every axis large (halved to
+    // fit an eighth of the budget, so they end up balanced), 15% one long axis, the others 1.
+    // The shares and budgets keep the mean case about as cheap as when no axis passed 129.
+    int64_t pick = attempt < 1000 ? draw(rng, 0, 99) : 0;
+    enum Shape { small, tail, corner, balanced, along };
+    Shape shape = pick < 52   ? small
+                  : pick < 67 ? tail
+                  : pick < 79 ? corner
+                  : pick < 85 ? balanced
+                              : along;
+    enum Hold { free, kept, pinned };  // a long axis is halved last, a tail never
+    std::vector<Hold> hold(k, free);
+    for (size_t i = 0; i < k; ++i) {
+      // Small sizes lean to 1-3 so that an op of many axes keeps some of them past 4.
+      int64_t v = shape == balanced ? draw(rng, 1, cap)
+                  : shape == along  ? 1
+                  : shape == small  ? draw(rng, 1, draw(rng, 0, 1) ? 3 : 8)
+                                    : draw(rng, 1, draw(rng, 0, 3) ? 3 : 8);
+      c.sizes[d.classes[i]] = std::min(v, cap);
+    }
+    if (shape == along && k > 0) {
+      // Half the time an axis a reduction runs along. Log-uniform from 192 (or the cap) to 640
+      // or, in an eighth of them, to the cap: past 256 in most, thousands in some.
+      size_t i = !d.reduced.empty() && draw(rng, 0, 1)
+                     ? size_t(d.reduced[size_t(draw(rng, 0, int64_t(d.reduced.size()) - 1))])
+                     : size_t(draw(rng, 0, int64_t(k) - 1));
+      int64_t top = draw(rng, 0, 7) ? std::min<int64_t>(cap, 640) : cap;
+      double lo = std::log2(double(std::min<int64_t>(192, top))), hi = std::log2(double(top));
+      double e = std::uniform_real_distribution<double>(lo, hi)(rng);
+      c.sizes[d.classes[i]] = std::clamp<int64_t>(int64_t(std::exp2(e)), 1, cap);
+      hold[i] = kept;
+    }
+    struct Tail {
+      size_t axis;
+      int64_t size, step;  // the size aimed at, and which way to look for a valid one
+    };
+    std::vector<Tail> tails;
+    // A corner's tails are next to 16 or 32: past the first tile of 8, and small enough that
+    // two of them fit the budget.
+    std::vector<int64_t> corners;
+    for (int64_t w : {16, 32})
+      if (w <= cap) corners.push_back(w);
+    const std::vector<int64_t>& choices = shape == corner ? corners : widths;
+    if ((shape == tail || shape == corner) && k > 0 && !choices.empty()) {
+      // A corner's two axes are an output's when it has two.
+      bool tiled = shape == corner && d.tiled.size() >= 2;
+      size_t n = shape == corner ? std::min<size_t>(2, k) : 1;
+      while (tails.size() < n) {
+        size_t i = tiled ? size_t(d.tiled[size_t(draw(rng, 0, int64_t(d.tiled.size()) - 1))])
+                         : size_t(draw(rng, 0, int64_t(k) - 1));
+        if (hold[i] == pinned) continue;
+        // A corner's tails are next to 32 in a quarter of them, else next to 16.
+        int64_t w = shape == corner ? choices[draw(rng, 0, 3) ? 0 : choices.size() - 1]
+                                    : choices[size_t(draw(rng, 0, int64_t(choices.size()) - 1))];
+        int64_t r = draw(rng, 0, 4), delta = r < 2 ? -1 : r < 4 ? 1 : 0;
+        tails.push_back({i, std::clamp<int64_t>(w + delta, 1, hard), delta < 0 ? -1 : 1});
+        c.sizes[d.classes[i]] = tails.back().size;
+        hold[i] = pinned;
       }
     }
     for (auto& [name, r] : d.ranges) c.params[name] = draw(rng, r.lo, r.hi);
     d.finish(c);
     int64_t elements = 0;
     std::string why = d.problem(c, &elements);
-    // Over the budget (an eighth of it for small cases, which must stay small however many
-    // axes the op has): halve the largest free axis until it fits.
-    int64_t budget = mode < 65 ? std::max<int64_t>(1, d.max_elements / 8) : d.max_elements;
+    // A constrained axis (even, a multiple of a parameter) takes the nearest size it accepts,
+    // looking first the way the tail leans.
+    for (const Tail& t : tails) {
+      if (why.empty()) break;
+      for (int64_t o = 1; o <= 8 && !why.empty(); ++o)
+        for (int64_t v : {t.size + o * t.step, t.size - o * t.step}) {
+          if (v < 1 || v > hard) continue;
+          c.sizes[d.classes[t.axis]] = v;
+          d.finish(c);
+          why = d.problem(c, &elements);
+          if (why.empty()) break;
+        }
+      if (!why.empty()) {
+        c.sizes[d.classes[t.axis]] = t.size;
+        d.finish(c);
+        why = d.problem(c, &elements);
+      }
+    }
+
+    // Over the budget (an eighth of it for small and balanced cases, which must stay small
+    // however many axes the op has, a quarter for tails and corners): halve the largest free axis,
+    // the long one last, until it fits.
+    int64_t budget = shape == small || shape == balanced ? std::max<int64_t>(1, d.max_elements / 8)
+                     : shape == tail || shape == corner  ? std::max<int64_t>(1, d.max_elements / 4)
+                                                         : d.max_elements;
     while (why.empty() && elements > budget) {
       size_t largest = k;
-      for (size_t i = 0; i < k; ++i)
-        if (!pinned[i] && c.sizes[d.classes[i]] > 1 &&
-            (largest == k || c.sizes[d.classes[i]] > c.sizes[d.classes[largest]]))
-          largest = i;
+      for (Hold level : {free, kept}) {
+        for (size_t i = 0; i < k; ++i)
+          if (hold[i] == level && c.sizes[d.classes[i]] > 1 &&
+              (largest == k || c.sizes[d.classes[i]] > c.sizes[d.classes[largest]]))
+            largest = i;
+        if (largest != k) break;
+      }
       if (largest == k) break;
       c.sizes[d.classes[largest]] /= 2;
       d.finish(c);
       why = d.problem(c, &elements);
     }
     if (why.empty() && elements <= budget) return c;
+    if (redrawn && !why.empty()) ++*redrawn;  // over the budget is no fault of the op's
   }
   throw Error("op '" + d.op.name +
               "': no valid case in 2000 draws; declare its parameters' ranges (param_ranges) or "
@@ -282,16 +459,89 @@ Case Generator::fixed(uint64_t seed, const Shapes& shapes, const ParamMap& param
 }
 
 TensorMap Generator::inputs(const Case& c) const {
-  return make_inputs(d_->op, c);
+  const Derived& d = *d_;
+  const OpDef& op = d.op;
+  std::mt19937_64 rng(c.seed ^ 0x9e3779b97f4a7c15ull);
+  // Left at uniform, the values follow the description: past exp's range (every value shifted
+  // by +1000 or -800) where it has exp, log or pow; scaled by 1000 where it sums (a shift there
+  // would measure only the cancellation in x - mean(x)); ties where it compares.
+  std::vector<Values> modes = op.values.empty() ? std::vector<Values>{Values::uniform} : op.values;
+  size_t scaled = modes.size() + 1;  // the position of the scaled uniform mode, if any
+  if (modes == std::vector<Values>{Values::uniform}) {
+    if (d.description.exponential) modes.push_back(Values::large);
+    if (d.description.sums) {
+      scaled = modes.size();
+      modes.push_back(Values::uniform);
+    }
+    if (d.description.compares) modes.push_back(Values::ties);
+  }
+  size_t pick = size_t(draw(rng, 0, int64_t(modes.size()) - 1));
+  Values mode = modes[pick];
+  double scale = pick == scaled ? 1000.0 : 1.0;
+  std::uniform_real_distribution<double> unit(-2.0, 2.0);
+  // Large mode shifts each case far enough that exp overflows in f64 without the max shift.
+  double offset = mode == Values::large ? (draw(rng, 0, 1) ? 1000.0 : -800.0) : 0.0;
+  TensorMap in;
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    const OpInput& input = op.inputs[i];
+    Tensor t(input.is_index ? DType::i32 : c.dtype, c.shapes.at(input.name));
+    // An index input meets its bounds: 0 and n - 1 of the axis it selects along, and, where
+    // the op declares a range past them (its out-of-range behaviour), -1 and n.
+    std::pair<int64_t, int64_t> range{0, 4};
+    std::vector<int64_t> bounds;
+    if (input.is_index) {
+      int64_t n = d.selects[i] ? d.graph_value(d.selects[i], c) : 0;
+      if (input.values) {
+        range = input.values(c.shapes, c.params);
+      } else if (n > 0) {
+        range = {0, n - 1};
+      }
+      if (range.first > range.second) std::swap(range.first, range.second);
+      for (int64_t b : {range.first, range.second, int64_t(0), n - 1, int64_t(-1), n})
+        if (b >= range.first && b <= range.second) bounds.push_back(b);
+    }
+    for (int64_t e = 0; e < t.numel(); ++e) {
+      double v = unit(rng);
+      if (input.is_index) {
+        v = double(draw(rng, 0, 3) == 0 ? bounds[size_t(draw(rng, 0, int64_t(bounds.size()) - 1))]
+                                        : draw(rng, range.first, range.second));
+      } else if (input.nonzero) {
+        v = (v < 0 ? -0.5 : 0.5) + v / 2;  // |v| in [0.5, 1.5]
+      } else if (mode == Values::positive) {
+        v = 0.05 + (v + 2.0) * 0.75;
+      } else if (mode == Values::ties) {
+        v = double(draw(rng, -3, 3));
+      } else if (mode == Values::large) {
+        v += offset;
+      } else {
+        v *= scale;
+      }
+      t.set(e, v);
+    }
+    in[input.name] = std::move(t);
+  }
+  return in;
 }
 
 std::vector<Case> Generator::shrink(const Case& c) const {
   const Derived& d = *d_;
   int64_t limit = elements(c);
+  // Every smaller value up to 64; past it the lowest, the halvings and their neighbours, and
+  // small steps down: smallest first, so the first that fails is the furthest step.
   auto smaller = [](int64_t v, int64_t lo) {
     std::vector<int64_t> out;
-    for (int64_t w : {lo, v / 2, v - 1})
-      if (w >= lo && w < v && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    if (v - lo <= 64) {
+      for (int64_t w = lo; w < v; ++w) out.push_back(w);
+      return out;
+    }
+    out.push_back(lo);
+    for (int64_t h = v / 2; h > lo; h /= 2)
+      for (int64_t w : {h - 1, h, h + 1}) out.push_back(w);
+    for (int64_t j = 1; j <= 16; ++j) out.push_back(v - j);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    out.erase(std::remove_if(out.begin(), out.end(), [&](int64_t w) { return w < lo || w >= v; }),
+              out.end());
     return out;
   };
   std::vector<Case> out;
@@ -315,6 +565,17 @@ std::vector<Case> Generator::shrink(const Case& c) const {
   return out;
 }
 
+int64_t Generator::reduction_length(const Case& c) const {
+  int64_t longest = 1;
+  for (const Index& length : d_->reductions)
+    longest = std::max(longest, d_->graph_value(length, c));
+  return longest;
+}
+
+const Description& Generator::description() const {
+  return d_->description;
+}
+
 int64_t Generator::elements(const Case& c) const {
   int64_t e = 0;
   d_->problem(c, &e);
@@ -335,37 +596,7 @@ std::vector<Case> shrink_candidates(const OpDef& op, const Case& c) {
 }
 
 TensorMap make_inputs(const OpDef& op, const Case& c) {
-  std::mt19937_64 rng(c.seed ^ 0x9e3779b97f4a7c15ull);
-  const std::vector<Values>& modes =
-      op.values.empty() ? std::vector<Values>{Values::uniform} : op.values;
-  Values mode = modes[draw(rng, 0, int64_t(modes.size()) - 1)];
-  std::uniform_real_distribution<double> unit(-2.0, 2.0);
-  // Large mode shifts each case far enough that exp overflows in f64 without the max shift.
-  double offset = mode == Values::large ? (draw(rng, 0, 1) ? 1000.0 : -800.0) : 0.0;
-  TensorMap in;
-  for (const OpInput& i : op.inputs) {
-    Tensor t(i.is_index ? DType::i32 : c.dtype, c.shapes.at(i.name));
-    std::pair<int64_t, int64_t> range{0, 4};
-    if (i.is_index && i.values) range = i.values(c.shapes, c.params);
-    if (range.first > range.second) std::swap(range.first, range.second);
-    for (int64_t e = 0; e < t.numel(); ++e) {
-      double v = unit(rng);
-      if (i.is_index) {
-        v = double(draw(rng, range.first, range.second));
-      } else if (i.nonzero) {
-        v = (v < 0 ? -0.5 : 0.5) + v / 2;  // |v| in [0.5, 1.5]
-      } else if (mode == Values::positive) {
-        v = 0.05 + (v + 2.0) * 0.75;
-      } else if (mode == Values::ties) {
-        v = double(draw(rng, -3, 3));
-      } else if (mode == Values::large) {
-        v += offset;
-      }
-      t.set(e, v);
-    }
-    in[i.name] = std::move(t);
-  }
-  return in;
+  return Generator(op, c.dtype).inputs(c);
 }
 
 std::string case_text(const Case& c) {

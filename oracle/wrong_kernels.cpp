@@ -396,6 +396,38 @@ std::vector<WrongKernel> make_catalogue() {
               }
         return TensorMap{{"y", y}};
       }));
+  // Bugs that only rare cases meet (issue 25): a corner tile, a reduction past 256.
+  add("matmul_corner_tile_dropped", "matmul",
+      "computes c in 8 x 8 tiles and leaves the bottom-right tile at zero when both M and N "
+      "have a partial tile past the first",
+      plain([](const TensorMap& in, const ParamMap&, DType t) {
+        const Tensor &a = in.at("a"), &b = in.at("b");
+        int64_t m = a.shape[0], kk = a.shape[1], n = b.shape[1];
+        bool corner = m > 8 && n > 8 && m % 8 && n % 8;
+        Tensor c(t, {m, n});
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            if (corner && i >= m / 8 * 8 && j >= n / 8 * 8) continue;
+            double acc = 0;
+            for (int64_t q = 0; q < kk; ++q) acc += at(a, {i, q}) * at(b, {q, j});
+            c.set(i * n + j, acc);
+          }
+        return TensorMap{{"c", c}};
+      }));
+  add("sum_blocks_past_256", "sum",
+      "sums rows in blocks of 256 and drops the last block when there is more than one",
+      plain([](const TensorMap& in, const ParamMap&, DType t) {
+        const Tensor& x = in.at("x");
+        int64_t m = x.shape[0], n = x.shape[1];
+        int64_t summed = n > 256 ? (n - 1) / 256 * 256 : n;
+        Tensor y(t, {m, 1});
+        for (int64_t i = 0; i < m; ++i) {
+          double acc = 0;
+          for (int64_t j = 0; j < summed; ++j) acc += at(x, {i, j});
+          y.set(i, acc);
+        }
+        return TensorMap{{"y", y}};
+      }));
   return k;
 }
 

@@ -69,7 +69,9 @@ int main(int argc, char** argv) {
                         "comma-separated: interp,c,cuda (default: every one that can run here)");
   check_cmd->add_option("--trials", check_args.trials, "random cases per op, backend and dtype")
       ->check(CLI::Range(1, 1000000000));
-  check_cmd->add_option("--seed", check_args.seed, "first case's seed");
+  check_cmd->add_option("--seed", check_args.seed,
+                        "the run's seed: trial i draws the case seeded by a hash of it and i "
+                        "(with --shape, the case's own seed)");
   check_cmd->add_option("--dtype", check_args.dtype, "f32, f64 or all")
       ->check(CLI::IsMember({"f32", "f64", "all"}));
   check_cmd->add_option("--shape", check_args.shapes, "replay one case: NAME=D0,D1,...");

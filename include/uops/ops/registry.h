@@ -55,6 +55,12 @@ enum class Values {
 
 enum class OpOrigin { builtin, user, library };
 
+// An error bound: |got - expected| <= abs + rel * |expected| (the oracle's, docs/design.md §3.9).
+struct Tolerance {
+  double abs = 0.0;
+  double rel = 0.0;
+};
+
 struct OpDef {
   std::string name;
   std::vector<OpInput> inputs;
@@ -72,6 +78,9 @@ struct OpDef {
   std::map<std::string, ParamRange> param_ranges;
   std::function<std::string(const Shapes&, const ParamMap&)> invalid;
   std::vector<Values> values = {Values::uniform};
+  // The oracle's base tolerance per float type, in place of its default for the type (it still
+  // widens with each case's reductions and magnitudes).
+  std::map<DType, Tolerance> tolerance;
 
   // Set by the registry.
   OpOrigin origin = OpOrigin::user;

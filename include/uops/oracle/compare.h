@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "uops/ir/tensor.h"
+#include "uops/oracle/tolerance.h"
 
 namespace uops::oracle {
 
@@ -23,8 +24,13 @@ struct Comparison {
   Mismatch worst;       // the element with the largest scaled error
 };
 
-// Every output of `expected` must be in `got` with the same dtype and shape. `dtype` picks the
-// tolerance for float outputs; i32 outputs must match exactly.
+// Every output of `expected` must be in `got` with the same dtype and shape. Float outputs are
+// held to `tol`, widened per output by 4 times the largest distance of `expected` from `truth`
+// (an f64 evaluation of the same inputs, when given: tolerance.h); i32 outputs must match
+// exactly.
+Comparison compare(const TensorMap& expected, const TensorMap& got, const Tolerance& tol,
+                   const TensorMap* truth = nullptr);
+// The same with the dtype's base tolerance.
 Comparison compare(const TensorMap& expected, const TensorMap& got, DType dtype);
 
 std::string index_text(const std::vector<int64_t>& index);  // "[1, 0, 2]"

@@ -27,6 +27,7 @@
 #include "uops/ops/registry.h"
 #include "uops/oracle/compare.h"
 #include "uops/oracle/generator.h"
+#include "uops/oracle/tolerance.h"
 
 namespace uops::oracle {
 
@@ -35,7 +36,7 @@ using Implementation = std::function<TensorMap(const TensorMap& inputs, const Pa
 struct CheckOptions {
   DType dtype = DType::f32;
   int trials = 50;
-  uint64_t seed = 1;  // trial i runs the case of seed + i
+  uint64_t seed = 1;  // trial i runs the case of trial_seed(seed, i)
   // Of trials 0 .. trials-1, this check runs those t with t % shards == shard: the shards of a
   // campaign (processes, CI jobs, a Slurm array) run disjoint cases whose union is the whole.
   int shard = 0, shards = 1;
@@ -48,6 +49,9 @@ struct CheckOptions {
   // default) gets only the replay, whatever its name.
   bool uopc_backend = false;
   int64_t max_elements = kCaseElements;  // per random case (see generator.h)
+  int64_t max_axis = 0;                  // > 0: no random size past it
+  // Replaces the op's base tolerance (`OpDef::tolerance`) or the dtype's (tolerance.h).
+  std::optional<Tolerance> tolerance = {};
   // Run just this case instead of random ones. Also set from UOPS_ORACLE_REPLAY when it holds a
   // case of this op (see `replay`).
   // Its sizes may be left empty (they are derived from the shapes).
@@ -61,8 +65,11 @@ struct CheckReport {
   std::string op, backend;
   DType dtype = DType::f32;
   int cases = 0;
-  int skipped = 0;   // random cases too large to run (uops::LimitError)
-  int replayed = 0;  // of `cases`, those replayed before the random ones
+  int skipped = 0;              // random cases too large to run (uops::LimitError)
+  int replayed = 0;             // of `cases`, those replayed before the random ones
+  int distinct = 0;             // cases of distinct shapes and parameters
+  int redrawn = 0;              // random draws thrown away as invalid (or over the budget)
+  bool mostly_invalid() const;  // over two in three draws redrawn: message() warns
   int shard = 0, shards = 1;
   uint64_t seed = 1;
   std::vector<std::string> notes;  // what was replayed, database warnings
