@@ -42,6 +42,44 @@ std::deque<OpDef>& registry() {
   return ops;
 }
 
+// The description's lists must say what its graph says: the oracle draws cases from them.
+void validate_fields(const OpDef& op, const Program& p) {
+  auto fail = [&](const std::string& why) {
+    return Error("register_op: op '" + op.name + "' " + why);
+  };
+  auto joined = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out.empty() ? std::string("none") : out;
+  };
+  for (const OpInput& i : op.inputs) {
+    DType t = p.tensors[p.find_tensor(i.name)].dtype;
+    if (t == DType::i32 && !i.is_index)
+      throw fail("has an i32 input '" + i.name + "' not marked is_index (an index input)");
+    if (t != DType::i32 && i.is_index)
+      throw fail("marks input '" + i.name + "' is_index, but its graph declares it " +
+                 dtype_name(t) + " (an index input is i32)");
+  }
+  std::set<std::string> graph_params(p.params.begin(), p.params.end());
+  if (graph_params != std::set<std::string>(op.params.begin(), op.params.end()))
+    throw fail("lists params [" + joined(op.params) + "], but its graph declares [" +
+               joined(p.params) + "]");
+  std::vector<std::string> graph_outputs;
+  for (int t : p.outputs()) graph_outputs.push_back(p.tensors[t].name);
+  if (std::set<std::string>(graph_outputs.begin(), graph_outputs.end()) !=
+      std::set<std::string>(op.outputs.begin(), op.outputs.end()))
+    throw fail("lists outputs [" + joined(op.outputs) + "], but its graph declares [" +
+               joined(graph_outputs) + "]");
+  for (auto& [name, range] : op.param_ranges) {
+    if (!graph_params.count(name))
+      throw fail("gives param_ranges for '" + name + "', which is not one of its params [" +
+                 joined(op.params) + "]");
+    if (range.lo > range.hi)
+      throw fail("gives param '" + name + "' the empty range [" + std::to_string(range.lo) + ", " +
+                 std::to_string(range.hi) + "]");
+  }
+}
+
 }  // namespace
 
 const OpDef& register_op(OpDef op) {
@@ -65,6 +103,7 @@ const OpDef& register_op(OpDef op) {
   }
   if (p.inputs().size() != op.inputs.size())
     throw Error("register_op: op '" + op.name + "' has graph inputs it does not list");
+  validate_fields(op, p);
   op.origin = loading_library ? OpOrigin::library : OpOrigin::user;
   op.library = loading_library ? *loading_library : "";
   ops.push_back(std::move(op));
@@ -107,7 +146,15 @@ void load_op_library(const std::string& given) {
   if (loaded.count(path)) return;  // given twice: its ops are registered already
   // Never closed: the ops' build functions live in it.
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) throw Error(std::string("cannot load op library: ") + ::dlerror());
+  if (!handle) {
+    std::string why = ::dlerror();
+    // The library takes uops from the program that loads it, which must export its symbols.
+    if (why.find("undefined symbol") != std::string::npos)
+      why +=
+          " (the program loading an op library must export uops' symbols: link it with "
+          "-rdynamic, or ENABLE_EXPORTS in CMake; see docs/op-libraries.md)";
+    throw Error("cannot load op library: " + why);
+  }
   using Entry = int (*)(int);
   auto entry = reinterpret_cast<Entry>(::dlsym(handle, "uops_register_ops"));
   if (!entry)

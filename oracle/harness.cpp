@@ -1,9 +1,11 @@
 #include "uops/oracle/harness.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <set>
@@ -12,7 +14,10 @@
 #include "uops/backends/backends.h"
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
+#include "uops/ir/binding.h"
+#include "uops/ir/memory_budget.h"
 #include "uops/ir/printer.h"
+#include "uops/oracle/failure_db.h"
 #include "uops/oracle/reference.h"
 
 namespace uops::oracle {
@@ -134,8 +139,65 @@ Outcome judge(const Judge& j, const Case& c) {
   return o;
 }
 
-Outcome run_case(const Judge& j, const Case& c) {
+// The bytes a check of `c` holds at its peak, counted before the inputs are drawn: the inputs
+// and the canonical outputs for the whole case, plus the largest of what one step holds beside
+// them: the canonical run's temporaries; the Eigen reference (two f64 tensors per input for its
+// copies, four per output for its intermediate results, and the outputs converted back: what
+// layernorm, the most held of the ops measured, needs); the implementation's outputs and
+// temporaries (taken to be as many as the canonical program's), beside the f32 truth it is
+// compared with; for an f32 case, the canonical program in f64 (its inputs, outputs and
+// temporaries widened, and the outputs narrowed back). Throws uops::LimitError past the memory
+// budget, as binding a program does.
+void check_memory(const Program& p, const Case& c, bool against_eigen) {
+  TensorTypeMap types;
+  for (int t : p.inputs())
+    types[p.tensors[t].name] = {p.tensors[t].dtype, c.shapes.at(p.tensors[t].name)};
+  Binding b = ir::bind(p, types, c.params);
+  int64_t in = 0, out = 0, tmp = 0, in64 = 0, out64 = 0, tmp64 = 0;
+  auto add = [](int64_t& sum, int64_t n, int64_t size) {
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(n, size, &bytes) || __builtin_add_overflow(sum, bytes, &sum))
+      sum = INT64_MAX;
+  };
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    int64_t n = 1;
+    for (int64_t d : b.shapes[t])
+      if (__builtin_mul_overflow(n, d, &n)) n = INT64_MAX;
+    int64_t size = dtype_size(p.tensors[t].dtype);
+    switch (p.tensors[t].role) {
+      case Role::input:
+        add(in, n, size), add(in64, n, 8);
+        break;
+      case Role::output:
+        add(out, n, size), add(out64, n, 8);
+        break;
+      default:
+        add(tmp, n, size), add(tmp64, n, 8);
+    }
+  }
+  bool f32 = c.dtype == DType::f32;
+  int64_t truth = against_eigen || f32 ? out : 0;
+  int64_t reference = 0, exact = 0, impl = 0, step = 0, total = 0;
+  if (against_eigen) add(reference, 2, in64), add(reference, 4, out64), add(reference, 1, out);
+  if (f32) {
+    if (against_eigen) add(exact, 1, out);
+    add(exact, 1, in64), add(exact, 1, out64), add(exact, 1, tmp64), add(exact, 1, out);
+  }
+  add(impl, 1, truth), add(impl, 1, out), add(impl, 1, tmp);
+  step = std::max({tmp, reference, exact, impl});
+  add(total, 1, in), add(total, 1, out), add(total, 1, step);
+  int64_t budget = memory_budget();
+  if (total > budget)
+    throw LimitError("checking it holds " + byte_size_text(total) +
+                     " (inputs, expected and actual outputs, temporaries" +
+                     (against_eigen ? ", the f64 reference" : "") +
+                     "), past the memory budget of " + byte_size_text(budget) +
+                     " (raise it with UOPS_MEMORY_BUDGET, e.g. UOPS_MEMORY_BUDGET=64G)");
+}
+
+Outcome run_case(const Judge& j, const Program& program, const Case& c) {
   try {
+    check_memory(program, c, j.against_eigen);
     return judge(j, c);
   } catch (const LimitError& e) {
     Outcome o;
@@ -145,6 +207,17 @@ Outcome run_case(const Judge& j, const Case& c) {
   }
 }
 
+// `s` as one shell word: as it is when it holds nothing the shell reads, else single-quoted.
+std::string shell_word(const std::string& s) {
+  bool plain = !s.empty();
+  for (char ch : s)
+    plain &= std::isalnum(static_cast<unsigned char>(ch)) || std::strchr("_-./=,:@%+", ch);
+  if (plain) return s;
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
 // uopc can rerun the case only on its own backends, and only for an op it can load.
 std::string repro_command(const OpDef& op, const std::string& backend, const Case& c) {
   auto& all = backends();
@@ -152,26 +225,34 @@ std::string repro_command(const OpDef& op, const std::string& backend, const Cas
     return "";
   std::string cmd = "uopc";
   if (op.origin == OpOrigin::library) {
-    cmd += " --ops " + op.library;
+    cmd += " --ops " + shell_word(op.library);
   } else if (op.origin != OpOrigin::builtin) {
     return "";
   }
-  cmd += " check " + op.name + " --backend " + backend + " --dtype " + dtype_name(c.dtype) +
-         " --seed " + std::to_string(c.seed) + " --trials 1";
-  for (auto& [name, dims] : c.shapes) cmd += " --shape " + shapes_text({{name, dims}});
-  for (auto& [name, v] : c.params) cmd += " --param " + name + "=" + std::to_string(v);
+  cmd += " check " + shell_word(op.name) + " --backend " + shell_word(backend) + " --dtype " +
+         dtype_name(c.dtype) + " --seed " + std::to_string(c.seed) + " --trials 1";
+  for (auto& [name, dims] : c.shapes) cmd += " --shape " + shell_word(shapes_text({{name, dims}}));
+  for (auto& [name, v] : c.params) cmd += " --param " + shell_word(name + "=" + std::to_string(v));
   return cmd;
 }
 
-// The case UOPS_ORACLE_REPLAY holds when it is one of `op`'s.
-std::optional<Case> replay_from_environment(const OpDef& op) {
+// The case UOPS_ORACLE_REPLAY holds when it is one of `op`'s in `dtype`: a replay printed by an
+// f32 check must not be forced on the f64 one.
+std::optional<Case> replay_from_environment(const OpDef& op, DType dtype) {
   const char* text = std::getenv("UOPS_ORACLE_REPLAY");
   if (!text) return std::nullopt;
   std::istringstream is(text);
-  std::string name;
-  is >> name;
-  if (name != op.name) return std::nullopt;
+  std::string name, type;
+  is >> name >> type;
+  if (name != op.name || type != dtype_name(dtype)) return std::nullopt;
   return parse_case(op, text);
+}
+
+std::optional<FailureDb> open_database(const OpDef& op, const CheckOptions& options) {
+  std::string dir = options.database;
+  if (const char* env = std::getenv("UOPS_ORACLE_DB"); dir.empty() && env) dir = env;
+  if (dir.empty()) return std::nullopt;
+  return FailureDb(dir, op, options.backend);
 }
 
 }  // namespace
@@ -186,11 +267,17 @@ CheckReport check(const OpDef& op, const Implementation& impl, const CheckOption
   auto start = std::chrono::steady_clock::now();
   if (options.trials < 1 && !options.only)
     throw Error("oracle::check: trials must be at least 1, not " + std::to_string(options.trials));
-  std::optional<Case> only = options.only ? options.only : replay_from_environment(op);
+  if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards)
+    throw Error("oracle::check: shard " + std::to_string(options.shard) + " of " +
+                std::to_string(options.shards) + " does not exist (0 <= shard < shards)");
+  memory_budget();  // a malformed UOPS_MEMORY_BUDGET is the caller's error, not every case's
   CheckReport r;
   r.op = op.name;
   r.backend = options.backend;
-  r.dtype = only ? only->dtype : options.dtype;
+  r.dtype = options.only ? options.only->dtype : options.dtype;
+  r.seed = options.seed;
+  r.shard = options.shard;
+  r.shards = options.shards;
   r.has_reference =
       options.against_eigen && op.origin == OpOrigin::builtin && has_reference(op.name);
   Generator gen(op, r.dtype, options.max_elements, options.max_axis);
@@ -199,26 +286,61 @@ CheckReport check(const OpDef& op, const Implementation& impl, const CheckOption
                    : own != op.tolerance.end() ? own->second
                                                : tolerance(r.dtype);
   Judge j{op, gen, canonical(op, r.dtype), impl, r.has_reference, base, nullptr};
-  int total = only ? 1 : options.trials;
+  Program program = forward_program(op, r.dtype);
+
+  // The cases: a given one alone; else the replayed ones, then this shard's random trials.
+  std::vector<Case> first;
+  std::vector<FailureDb::Entry> stored;
+  std::optional<FailureDb> db;
+  std::vector<int> trials;
+  if (options.only) {
+    // Through the generator, which checks the case and derives its sizes (shrinking needs them).
+    first.push_back(gen.fixed(options.only->seed, options.only->shapes, options.only->params));
+  } else {
+    if (std::optional<Case> c = replay_from_environment(op, r.dtype)) {
+      first.push_back(*c);
+      r.notes.push_back("replayed UOPS_ORACLE_REPLAY='" + case_text(*c) +
+                        "' before the random cases (unset it when done)");
+    }
+    db = open_database(op, options);
+    if (db) {
+      stored = db->load(r.dtype, r.notes);
+      for (auto& e : stored) first.push_back(e.c);
+      if (!stored.empty())
+        r.notes.push_back("replayed " + std::to_string(stored.size()) +
+                          " case(s) from the failure database " + db->dir().string() + " first");
+    }
+    for (int t = 0; t < options.trials; ++t)
+      if (t % options.shards == options.shard) trials.push_back(t);
+  }
+  size_t from_db = first.size() - stored.size();  // first[from_db + k] is stored[k]
+  int total = int(first.size() + trials.size());
   std::set<std::string> seen;
   for (int i = 0; i < total; ++i) {
+    bool replayed = size_t(i) < first.size();
     int redrawn = 0;
-    Case c = only ? *only : gen.random(trial_seed(options.seed, i), i, &redrawn);
+    int trial = replayed ? 0 : trials[i - first.size()];
+    Case c = replayed ? first[i] : gen.random(trial_seed(options.seed, trial), trial, &redrawn);
     r.redrawn += redrawn;
     seen.insert(shapes_text(c.shapes) + " " + params_text(c.params));
-    Outcome o = run_case(j, c);
+    Outcome o = run_case(j, program, c);
     if (options.progress) options.progress(i + 1, total);
     if (o.too_large) {
-      if (only)
+      if (options.only)
         throw LimitError(op.name + ": the case " + case_text(c) +
                          " is too large to run: " + o.limit);
+      if (replayed) r.notes.push_back("replayed case " + case_text(c) + " skipped: " + o.limit);
       ++r.skipped;
       continue;
     }
     ++r.cases;
+    r.replayed += replayed && !options.only;
     r.worst_error = std::max(r.worst_error, o.worst);
     r.reference_error = std::max(r.reference_error, o.reference);
-    if (o.ok) continue;
+    if (o.ok) {
+      if (db && replayed && size_t(i) >= from_db) db->record_pass(stored[i - from_db]);
+      continue;
+    }
     r.passed = false;
     r.culprit = o.culprit;
     r.original = c;
@@ -228,7 +350,7 @@ CheckReport check(const OpDef& op, const Implementation& impl, const CheckOption
     for (bool progress = options.shrink; progress;) {
       progress = false;
       for (const Case& n : gen.shrink(best)) {
-        Outcome m = run_case(j, n);
+        Outcome m = run_case(j, program, n);
         if (!m.too_large && !m.ok && m.culprit == o.culprit) {
           best = n;
           o = m;
@@ -241,7 +363,8 @@ CheckReport check(const OpDef& op, const Implementation& impl, const CheckOption
     r.mismatch = o.cmp;
     r.error = o.error;
     r.replay = case_text(best);
-    r.repro = repro_command(op, options.backend, best);
+    if (options.uopc_backend) r.repro = repro_command(op, options.backend, best);
+    if (db) db->record_failure(best);
     break;
   }
   r.distinct = int(seen.size());
@@ -265,6 +388,8 @@ std::string CheckReport::message() const {
   std::ostringstream os;
   os << op << " on " << (backend.empty() ? "the implementation" : backend) << " ("
      << dtype_name(dtype) << "): ";
+  std::string noted;
+  for (auto& n : notes) noted += "  note: " + n + "\n";
   if (passed) {
     os << cases << " cases passed (" << distinct << " distinct shapes";
     if (redrawn) os << ", " << redrawn << " draws redrawn as invalid";
@@ -272,11 +397,13 @@ std::string CheckReport::message() const {
     if (skipped) os << " (" << skipped << " too large to run, skipped)";
     os << "; worst error " << worst_error << " x the tolerance";
     if (has_reference) os << ", uops vs Eigen " << reference_error << " x";
+    if (shards > 1) os << " (shard " << shard << " of " << shards << ")";
     os << "\n";
     if (mostly_invalid())
       os << "  warning: most random draws were invalid (" << redrawn << " of "
          << redrawn + cases + skipped
          << "); declare the parameters' ranges (param_ranges) or the op's rule (invalid)\n";
+    os << noted;
     return os.str();
   }
   os << (culprit == "uops vs eigen" ? "the uop description disagrees with the Eigen reference"
@@ -301,6 +428,7 @@ std::string CheckReport::message() const {
   os << "  replay: oracle::replay(op, impl, \"" << replay << "\"), or rerun the test with "
      << "UOPS_ORACLE_REPLAY='" << replay << "'\n";
   if (!repro.empty()) os << "  reproduce: " << repro << "\n";
+  os << noted;
   return os.str();
 }
 

@@ -3,13 +3,17 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #include "commands.h"
+#include "reports.h"
 #include "uops/backends/backends.h"
 #include "uops/backends/cuda/cuda_backend.h"
 #include "uops/error.h"
+#include "uops/ir/memory_budget.h"
 #include "uops/oracle/harness.h"
 #include "uops/passes/pipeline.h"
 
@@ -46,9 +50,50 @@ oracle::Shapes parse_shapes(const std::vector<std::string>& items) {
   return shapes;
 }
 
+// "K/N" with 0 <= K < N.
+std::pair<int, int> parse_shard(const std::string& text) {
+  size_t slash = text.find('/');
+  auto number = [&](const std::string& s) {
+    size_t used = 0;
+    long v = -1;
+    try {
+      v = std::stol(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    return used == s.size() && !s.empty() && s[0] != '-' && s[0] != '+' ? v : -1;
+  };
+  long k = slash == std::string::npos ? -1 : number(text.substr(0, slash));
+  long n = slash == std::string::npos ? -1 : number(text.substr(slash + 1));
+  if (k < 0 || n < 1 || k >= n || n > 1000000)
+    throw Error("--shard " + text + ": expected K/N with 0 <= K < N (like 0/4 ... 3/4)");
+  return {int(k), int(n)};
+}
+
+// A report file is written only after the whole run: refuse a path that cannot take it first.
+void check_output_path(const std::string& path, const char* option) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(std::string(option) + " " + path + ": is a folder");
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+    throw Error(std::string(option) + " " + path + ": no folder " + parent.string());
+}
+
+void write_reports(const nlohmann::json& doc, const std::string& json, const std::string& junit) {
+  if (!json.empty()) write_atomically(json, doc.dump(2) + "\n");
+  if (!junit.empty()) write_atomically(junit, junit_xml(doc));
+}
+
 }  // namespace
 
 int check(const CheckArgs& a) {
+  if (!a.memory_budget.empty()) set_memory_budget(parse_byte_size(a.memory_budget));
+  memory_budget();  // a malformed UOPS_MEMORY_BUDGET is said once, here
+  Campaign campaign{a.seed, a.trials, 0, 1};
+  if (!a.shard.empty()) std::tie(campaign.shard, campaign.shards) = parse_shard(a.shard);
+  if (!a.json.empty()) check_output_path(a.json, "--json");
+  if (!a.junit.empty()) check_output_path(a.junit, "--junit");
   std::vector<const OpDef*> ops;
   for (auto& name : a.ops) ops.push_back(&find_op(name));
   if (ops.empty())
@@ -67,6 +112,7 @@ int check(const CheckArgs& a) {
                                                : std::vector<DType>{dtype_from_name(a.dtype)};
   bool replay = !a.shapes.empty() || !a.params.empty();
   if (replay && ops.size() != 1) throw Error("--shape and --param replay a case of one op");
+  if (replay && campaign.shards > 1) throw Error("--shard splits random cases, not a replay");
   oracle::Shapes shapes = parse_shapes(a.shapes);
   ParamMap params = parse_params(a.params);
 
@@ -80,6 +126,9 @@ int check(const CheckArgs& a) {
         o.trials = a.trials;
         o.seed = a.seed;
         o.backend = backend;
+        o.uopc_backend = true;
+        o.shard = campaign.shard;
+        o.shards = campaign.shards;
         if (replay) o.only = oracle::fixed_case(*op, dtype, a.seed, shapes, params);
         if (tty)
           o.progress = [&](int done, int total) {
@@ -93,24 +142,19 @@ int check(const CheckArgs& a) {
       }
   if (tty) std::fprintf(stderr, "\r\033[K");
 
-  int failures = 0;
-  double total_seconds = 0;
-  std::printf("%-18s %-7s %-5s %6s %12s %12s %9s  %s\n", "op", "backend", "dtype", "cases",
-              "worst error", "uops/eigen", "time", "result");
-  for (auto& r : reports) {
-    failures += !r.passed;
-    total_seconds += r.seconds;
-    char reference[32] = "-";  // a user's op has no Eigen reference
-    if (r.has_reference) std::snprintf(reference, sizeof reference, "%.3g", r.reference_error);
-    std::printf("%-18s %-7s %-5s %6d %12.3g %12s %8.3fs  %s\n", r.op.c_str(), r.backend.c_str(),
-                dtype_name(r.dtype), r.cases, r.worst_error, reference, r.seconds,
-                r.passed ? "pass" : "FAIL");
-  }
-  std::printf("%zu checks, %d failed, %.2fs (errors are in units of the tolerance)\n",
-              reports.size(), failures, total_seconds);
-  for (auto& r : reports)
-    if (!r.passed) std::printf("\n%s", r.message().c_str());
-  return failures ? 1 : 0;
+  nlohmann::json doc = reports_json(campaign, reports);
+  write_reports(doc, a.json, a.junit);
+  return print_summary(doc) ? 1 : 0;
+}
+
+int merge_reports(const MergeArgs& a) {
+  if (!a.json.empty()) check_output_path(a.json, "--json");
+  if (!a.junit.empty()) check_output_path(a.junit, "--junit");
+  std::vector<nlohmann::json> docs;
+  for (auto& path : a.reports) docs.push_back(read_reports(path));
+  nlohmann::json merged = tools::merge_reports(docs);
+  write_reports(merged, a.json, a.junit);
+  return print_summary(merged) ? 1 : 0;
 }
 
 }  // namespace uops::tools

@@ -33,6 +33,14 @@ struct CheckArgs {
   int trials = 300;
   uint64_t seed = 1;
   std::vector<std::string> shapes, params;  // replay one case: NAME=D0,D1 and NAME=INT
+  std::string memory_budget;                // as uopc run's
+  std::string shard;                        // "K/N": trials t with t % N == K
+  std::string json, junit;                  // report files to write
+};
+
+struct MergeArgs {
+  std::vector<std::string> reports;  // `uopc check --json` files, one per shard
+  std::string json, junit;
 };
 
 int list_ops();
@@ -42,6 +50,7 @@ int emit(const std::string& op, const std::string& target, bool grad);
 int dot(const std::string& op, bool grad);
 int run(const RunArgs& a);
 int check(const CheckArgs& a);
+int merge_reports(const MergeArgs& a);
 
 // Loads each `--ops` library (registering its ops) before a command runs.
 void load_op_libraries(const std::vector<std::string>& paths);

@@ -1,17 +1,65 @@
 #include "npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 
 #include "uops/error.h"
+#include "uops/ir/memory_budget.h"
 
 namespace uops::npy {
 
 namespace {
 
 const char kMagic[] = "\x93NUMPY";
+constexpr size_t kMaxHeader = size_t(1) << 20;
+
+// A file opened for reading: a folder is refused at once, and reads retry until `n` bytes or the
+// end, so a pipe or a device is read like a file.
+class File {
+ public:
+  explicit File(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+    if (::fstat(fd_, &st_) != 0) {
+      int err = errno;
+      ::close(fd_);
+      throw Error(path + ": cannot read: " + std::strerror(err));
+    }
+    if (S_ISDIR(st_.st_mode)) {
+      ::close(fd_);
+      throw Error(path + ": is a folder, not a .npy file");
+    }
+  }
+  ~File() { ::close(fd_); }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  bool regular() const { return S_ISREG(st_.st_mode); }
+  int64_t size() const { return st_.st_size; }
+  size_t read_some(void* out, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::read(fd_, static_cast<char*>(out) + got, std::min<size_t>(n - got, 1 << 30));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw Error(path_ + ": cannot read: " + std::strerror(errno));
+      if (r == 0) break;
+      got += size_t(r);
+    }
+    return got;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  struct stat st_ {};
+};
 
 // The value of `key` in the header's Python dict literal, as raw text.
 std::string field(const std::string& header, const std::string& key, const std::string& path) {
@@ -52,11 +100,10 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& pat
 
 }  // namespace
 
-Tensor read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0)
+Tensor read(const std::string& path, int64_t max_bytes) {
+  File f(path);
+  std::string bytes(10, '\0');
+  if (f.read_some(bytes.data(), 10) < 10 || bytes.compare(0, 6, kMagic, 6) != 0)
     throw Error(path + ": not a .npy file (bad magic)");
   int major = static_cast<unsigned char>(bytes[6]);
   size_t header_len, offset;
@@ -64,7 +111,8 @@ Tensor read(const std::string& path) {
     header_len = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
     offset = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) throw Error(path + ": truncated .npy header");
+    bytes.resize(12);
+    if (f.read_some(bytes.data() + 10, 2) < 2) throw Error(path + ": truncated .npy header");
     header_len = 0;
     for (int i = 3; i >= 0; --i)
       header_len = header_len << 8 | static_cast<unsigned char>(bytes[8 + i]);
@@ -72,8 +120,12 @@ Tensor read(const std::string& path) {
   } else {
     throw Error(path + ": unsupported .npy version " + std::to_string(major));
   }
-  if (bytes.size() < offset + header_len) throw Error(path + ": truncated .npy header");
-  std::string header = bytes.substr(offset, header_len);
+  if (header_len > kMaxHeader)
+    throw Error(path + ": a .npy header of " + std::to_string(header_len) +
+                " bytes (NumPy writes at most a few hundred)");
+  std::string header(header_len, '\0');
+  if (f.read_some(header.data(), header_len) < header_len)
+    throw Error(path + ": truncated .npy header");
   std::string descr = field(header, "descr", path);
   DType dtype;
   if (descr == "'<f4'") {
@@ -90,21 +142,32 @@ Tensor read(const std::string& path) {
   std::string shape_text = field(header, "shape", path);
   if (shape_text.front() != '(') throw Error(path + ": bad shape in the .npy header");
   std::vector<int64_t> shape = parse_shape(shape_text, path);
-  // The data's size is checked against the header before anything is allocated: a short file
-  // whose header claims 10^9 elements must not cost 4 GB.
-  size_t data = offset + header_len, held = bytes.size() - data;
+  // The data's size is checked against the file and the budget before anything is allocated: a
+  // short file whose header claims 10^9 elements must not cost 4 GB.
   int64_t needed = dtype_size(dtype);
   for (int64_t d : shape)
     if (__builtin_mul_overflow(needed, d, &needed)) needed = INT64_MAX;
-  if (uint64_t(needed) != held) {
-    Tensor empty;
-    empty.shape = shape;
-    throw Error(path + ": holds " + std::to_string(held) + " bytes of data, " + empty.shape_text() +
-                " " + dtype_name(dtype) + " needs " +
-                (needed == INT64_MAX ? "more than 2^63" : std::to_string(needed)));
+  Tensor described;
+  described.shape = shape;
+  auto mismatch = [&](const std::string& held) {
+    return Error(path + ": holds " + held + " bytes of data, " + described.shape_text() + " " +
+                 dtype_name(dtype) + " needs " +
+                 (needed == INT64_MAX ? "more than 2^63" : std::to_string(needed)));
+  };
+  if (f.regular()) {
+    int64_t held = f.size() - int64_t(offset + header_len);
+    if (held != needed) throw mismatch(std::to_string(held));
   }
+  if (needed > max_bytes)
+    throw LimitError(path + ": " + described.shape_text() + " " + dtype_name(dtype) + " needs " +
+                     byte_size_text(needed) + ", past the memory budget of " +
+                     byte_size_text(max_bytes) + " left for inputs");
+  // Read straight into the tensor, then make sure a stream (a pipe, a device) ends there.
   Tensor t = Tensor::uninitialized(dtype, std::move(shape));
-  if (!t.bytes.empty()) std::memcpy(t.bytes.data(), bytes.data() + data, t.bytes.size());
+  size_t got = f.read_some(t.bytes.data(), t.bytes.size());
+  if (got < t.bytes.size()) throw mismatch(std::to_string(got));
+  char extra;
+  if (f.read_some(&extra, 1) != 0) throw mismatch("more than " + std::to_string(needed));
   return t;
 }
 

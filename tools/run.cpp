@@ -57,11 +57,16 @@ DType input_dtype(const OpDef& op, const TensorMap& given) {
 int run(const RunArgs& a) {
   const OpDef& op = find_op(a.op);
   ParamMap params = parse_params(a.params);
+  // The inputs count against the budget too: each is refused before its data is read when it
+  // would take more than what the ones before it left.
+  if (!a.memory_budget.empty()) set_memory_budget(parse_byte_size(a.memory_budget));
+  int64_t left = memory_budget();
   TensorMap given;
   for (auto& item : a.inputs) {
     auto [name, path] = split_assignment(item, "--in");
     if (given.count(name)) throw Error("--in " + name + " is given twice");
-    given[name] = npy::read(path);
+    Tensor& t = given[name] = npy::read(path, left);
+    left -= int64_t(t.bytes.size());
   }
   std::map<std::string, std::string> outputs;
   for (auto& item : a.outputs) {
@@ -83,7 +88,7 @@ int run(const RunArgs& a) {
     known.insert(name);
     auto it = given.find(name);
     if (it == given.end()) throw Error("missing input '" + name + "' (--in " + name + "=FILE.npy)");
-    inputs[name] = it->second;
+    inputs[name] = std::move(it->second);  // held once
   }
   for (auto& [name, t] : given)
     if (!known.count(name)) throw Error("'" + name + "' is not an input of " + op.name);
@@ -94,7 +99,6 @@ int run(const RunArgs& a) {
       throw Error("--out " + name + ": " + op.name + (a.grad ? " --grad" : "") +
                   " has no output '" + name + "'; its outputs are: " + names);
 
-  if (!a.memory_budget.empty()) set_memory_budget(parse_byte_size(a.memory_budget));
   TensorMap result = make_backend(a.backend, optimize(p))->run(inputs, params);
 
   // Each output goes to a temporary created exclusively beside it (a file or link planted at a

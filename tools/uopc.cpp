@@ -92,6 +92,19 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"f32", "f64", "all"}));
   check_cmd->add_option("--shape", check_args.shapes, "replay one case: NAME=D0,D1,...");
   check_cmd->add_option("--param", check_args.params, "replay one case: NAME=INT");
+  check_cmd->add_option("--memory-budget", check_args.memory_budget,
+                        "most bytes one case's check may hold, like 8G (default: "
+                        "$UOPS_MEMORY_BUDGET, else half the physical memory)");
+  check_cmd->add_option("--shard", check_args.shard,
+                        "K/N: run trials t with t % N == K (disjoint shards of one campaign)");
+  check_cmd->add_option("--json", check_args.json, "write the reports as JSON to FILE");
+  check_cmd->add_option("--junit", check_args.junit, "write JUnit XML to FILE");
+
+  MergeArgs merge_args;
+  auto* merge_cmd = app.add_subcommand("merge-reports", "merge the --json reports of shards");
+  merge_cmd->add_option("reports", merge_args.reports, "check --json files")->required();
+  merge_cmd->add_option("--json", merge_args.json, "write the merged reports as JSON to FILE");
+  merge_cmd->add_option("--junit", merge_args.junit, "write JUnit XML to FILE");
 
   auto* dot_cmd = app.add_subcommand("dot", "Graphviz of the uop graph and of the blocks");
   dot_cmd->add_option("op", op, "op name")->required();
@@ -115,6 +128,7 @@ int main(int argc, char** argv) {
     if (emit_cmd->parsed()) return emit(op, target, grad);
     if (run_cmd->parsed()) return run(run_args);
     if (check_cmd->parsed()) return check(check_args);
+    if (merge_cmd->parsed()) return merge_reports(merge_args);
     if (dot_cmd->parsed()) return dot(op, grad);
   } catch (const uops::Error& e) {
     std::cerr << "uopc: error: " << one_line(e.what()) << "\n";

@@ -8,6 +8,7 @@
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ops/op_gradient.h"
+#include "uops/oracle/gtest.h"
 
 namespace uops::oracle {
 
@@ -34,12 +35,7 @@ TEST_P(UserOps, RightKernelPasses) {
   EXPECT_EQ(op.origin, OpOrigin::user);
   EXPECT_EQ(&find_op(op.name), &op);
   for (DType t : {DType::f32, DType::f64}) {
-    CheckOptions o;
-    o.dtype = t;
-    CheckReport r = check(op, GetParam().kernel(0), o);
-    EXPECT_TRUE(r.passed) << r.message();
-    EXPECT_EQ(r.cases, o.trials);
-    EXPECT_FALSE(r.has_reference);
+    EXPECT_ORACLE(op, GetParam().kernel(0), {.dtype = t});
   }
 }
 
@@ -66,12 +62,15 @@ TEST_P(UserOps, WrongKernelFailsShrinksAndReplays) {
   EXPECT_EQ(again.mismatch.worst.index, r.mismatch.worst.index);
   EXPECT_EQ(again.mismatch.worst.got, r.mismatch.worst.got);
   EXPECT_TRUE(replay(op, GetParam().kernel(0), r.replay).passed);
-  // The same through the environment: the user's own test, unchanged, reruns just that case.
+  EXPECT_ORACLE(op, GetParam().kernel(0), {.only = r.shrunk});
+  // The same through the environment: the user's own test, unchanged, reruns that case first
+  // in its check of that dtype.
   ::setenv("UOPS_ORACLE_REPLAY", r.replay.c_str(), 1);
-  CheckReport env = check(op, wrong, {.trials = 200});
+  CheckReport env = check(op, wrong, {.dtype = DType::f64, .trials = 200});
   ::unsetenv("UOPS_ORACLE_REPLAY");
   EXPECT_FALSE(env.passed);
   EXPECT_EQ(env.cases, 1);
+  EXPECT_EQ(env.replayed, 1);
   EXPECT_EQ(env.dtype, DType::f64);
   EXPECT_EQ(env.mismatch.worst.got, r.mismatch.worst.got);
 }
@@ -106,7 +105,7 @@ TEST(UserOps, UnregisteredDescriptionGetsCases) {
   op.name = "unregistered_rmsnorm";
   Case c = random_case(op, DType::f32, 3);
   EXPECT_EQ(c.shapes.at("x")[1], c.shapes.at("w")[0]);  // asserted-equal axes share a size
-  EXPECT_TRUE(check(op, testing::rmsnorm_kernel(0), {.trials = 10}).passed);
+  EXPECT_ORACLE(op, testing::rmsnorm_kernel(0), {.trials = 10});
 }
 
 TEST(UserOps, RegistrationRefusesBadDescriptions) {
@@ -127,6 +126,38 @@ TEST(UserOps, RegistrationRefusesBadDescriptions) {
     return g;
   };
   EXPECT_THROW(register_op(broken), Error);
+}
+
+// What the description lists must be what its graph declares, each with a clear error.
+TEST(UserOps, RegistrationChecksTheListsAgainstTheGraph) {
+  auto refused = [](OpDef op, const std::string& needle) {
+    try {
+      register_op(std::move(op));
+      ADD_FAILURE() << "registered; expected an error naming: " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  OpDef index = find_op("gather");
+  index.name = "user_gather_unmarked";
+  index.inputs[1].is_index = false;
+  refused(index, "not marked is_index");
+  OpDef float_index = testing::rmsnorm_op();
+  float_index.name = "user_rmsnorm_index";
+  float_index.inputs[1].is_index = true;
+  refused(float_index, "an index input is i32");
+  OpDef conv = find_op("conv2d");
+  conv.name = "user_conv_misspelt";
+  conv.param_ranges["strid"] = {1, 3};
+  refused(conv, "param_ranges for 'strid'");
+  OpDef params = find_op("conv2d");
+  params.name = "user_conv_params";
+  params.params.pop_back();
+  refused(params, "but its graph declares [");
+  OpDef outputs = testing::rmsnorm_op();
+  outputs.name = "user_rmsnorm_outputs";
+  outputs.outputs = {"z"};
+  refused(outputs, "lists outputs [z]");
 }
 
 // A description whose declared ranges never give a valid case is a user error, not a bug.

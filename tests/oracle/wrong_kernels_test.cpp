@@ -60,7 +60,12 @@ TEST(WrongKernels, UopcCommandOnlyForItsBackends) {
   CheckOptions o;
   o.trials = 20;
   o.backend = "c";
+  // A kernel named "c" is not uopc's C backend: a uopc line would rerun another kernel.
   CheckReport r = check(find_op("conv2d"), k.make(DType::f32), o);
+  ASSERT_FALSE(r.passed);
+  EXPECT_TRUE(r.repro.empty()) << r.repro;
+  o.uopc_backend = true;  // as uopc check says of its own backends
+  r = check(find_op("conv2d"), k.make(DType::f32), o);
   ASSERT_FALSE(r.passed);
   EXPECT_NE(r.repro.find("uopc check conv2d --backend c --dtype f32 --seed " +
                          std::to_string(r.original.seed) + " --trials 1"),

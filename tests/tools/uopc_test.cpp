@@ -395,3 +395,141 @@ TEST_F(Uopc, OpLibraryThrowingANonExceptionIsAnError) {
 
 }  // namespace
 }  // namespace uops
+
+namespace uops {
+namespace {
+
+// Issue 29 items 6, 7: a malformed budget is said once (exit 2), not blamed on every case; a
+// replay of the f32 check leaves the f64 one alone.
+TEST_F(Uopc, CheckEnvironmentIsValidatedAndApplied) {
+  setenv("UOPS_MEMORY_BUDGET", "garbage", 1);
+  Result r = uopc("check relu --backend interp --trials 2");
+  unsetenv("UOPS_MEMORY_BUDGET");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("memory budget 'garbage'"), std::string::npos) << r.err;
+  setenv("UOPS_ORACLE_REPLAY", "relu f32 seed=1 x=[1,1]", 1);
+  r = uopc("check relu --backend interp --trials 3");
+  unsetenv("UOPS_ORACLE_REPLAY");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("relu               interp  f32        4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("relu               interp  f64        3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: replayed UOPS_ORACLE_REPLAY"), std::string::npos) << r.out;
+}
+
+// Issue 29 items 4, 10: a folder, a device and an array past the budget are clear errors before
+// any data is read.
+TEST_F(Uopc, InputsAreReadWithinTheBudget) {
+  expect_user_error("run relu --in x=" + dir_.string() + " --out y=" + path("out.npy"),
+                    "is a folder");
+  expect_user_error("run relu --in x=/dev/zero --out y=" + path("out.npy"), "bad magic");
+  // A real 2.5 GB array (sparse on disk): refused by its header, in a few MB.
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (25000, 25000), }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  {
+    std::ofstream f(path("big.npy"), std::ios::binary);
+    f << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff) << char(header.size() >> 8)
+      << header;
+  }
+  fs::resize_file(path("big.npy"), 10 + header.size() + 2500000000ull);
+  // Measured against a run on a small file: sanitizers alone take 100 MB or more.
+  std::string x = tensor("x.npy", DType::f32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  long base_kib = 0, peak_kib = 0;
+  EXPECT_EQ(run_child(
+                {"run", "relu", "--in", "x=" + x, "--out", "y=" + path("y.npy")}, [](pid_t) {},
+                &base_kib),
+            0);
+  EXPECT_EQ(run_child(
+                {"run", "relu", "--in", "x=" + path("big.npy"), "--out", "y=" + path("out.npy"),
+                 "--memory-budget", "1G"},
+                [](pid_t) {}, &peak_kib),
+            2);
+  EXPECT_LT(peak_kib, base_kib + 50 * 1024) << "peak resident memory in KiB";
+  expect_user_error(
+      "run relu --in x=" + path("big.npy") + " --out y=" + path("out.npy") + " --memory-budget 1G",
+      "[25000, 25000] f32 needs 2.3 GiB, past the memory budget of 1.0 GiB");
+  // The same array through a pipe is refused by its header too, never read whole.
+  expect_user_error("run relu --in x=/dev/stdin --out y=" + path("out.npy") +
+                        " --memory-budget 1G < " + path("big.npy"),
+                    "past the memory budget of 1.0 GiB");
+}
+
+// Issue 29 item 3: the budget counts what a check holds. x=8000,8000 held 2.5 GB under a 1 GB
+// budget (the run's 488 MiB was all it counted); x=30000,30000 (a 6.7 GiB run) went on to
+// allocate tens of GB under an 8 GB one and died of bad_alloc.
+TEST_F(Uopc, CheckCountsWhatItHolds) {
+  auto start = std::chrono::steady_clock::now();
+  expect_user_error(
+      "check relu --backend interp --dtype f32 --shape x=8000,8000 "
+      "--memory-budget 1G",
+      "checking it holds 3.6 GiB");
+  expect_user_error(
+      "check relu --backend interp --dtype f32 --shape x=30000,30000 "
+      "--memory-budget 8G",
+      "past the memory budget of 8.0 GiB");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
+}
+
+// Shards of one campaign run disjoint trials and merge into the whole; the files are written
+// atomically (a link at the report's name is replaced, never followed) and parse back.
+TEST_F(Uopc, ShardsWriteJsonAndJunitAndMerge) {
+  std::string whole = path("whole.json");
+  Result r =
+      uopc("check relu softmax --backend interp --dtype f32 --trials 12 --seed 5 --json " + whole);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ofstream(path("victim")) << "precious";
+  fs::create_symlink(path("victim"), path("s0.json"));
+  std::string shards;
+  for (int k = 0; k < 3; ++k) {
+    std::string file = path("s" + std::to_string(k) + ".json");
+    r = uopc("check relu softmax --backend interp --dtype f32 --trials 12 --seed 5 --shard " +
+             std::to_string(k) + "/3 --json " + file);
+    ASSERT_EQ(r.code, 0) << r.err;
+    shards += " " + file;
+  }
+  EXPECT_FALSE(fs::is_symlink(path("s0.json")));
+  {
+    std::ifstream in(path("victim"));
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
+  }
+  auto load = [](const std::string& p) {
+    std::ifstream in(p);
+    return nlohmann::json::parse(in);
+  };
+  nlohmann::json s1 = load(path("s1.json"));
+  EXPECT_EQ(s1["shards"], 3);
+  EXPECT_EQ(s1["shard_indexes"], nlohmann::json::array({1}));
+  EXPECT_EQ(s1["checks"][0]["cases"], 4);
+  r = uopc("merge-reports" + shards + " --json " + path("merged.json") + " --junit " +
+           path("merged.xml"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 checks, 0 failed"), std::string::npos) << r.out;
+  nlohmann::json merged = load(path("merged.json")), all = load(whole);
+  ASSERT_EQ(merged["checks"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(merged["checks"][i]["op"], all["checks"][i]["op"]);
+    EXPECT_EQ(merged["checks"][i]["cases"], all["checks"][i]["cases"]);
+    EXPECT_EQ(merged["checks"][i]["worst_error"], all["checks"][i]["worst_error"]);
+  }
+  std::ifstream xml(path("merged.xml"));
+  std::string text(std::istreambuf_iterator<char>(xml), {});
+  EXPECT_EQ(text.rfind("<?xml version=\"1.0\"", 0), 0u) << text;
+  EXPECT_NE(text.find("<testsuite name=\"uopc check\" tests=\"2\" failures=\"0\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("name=\"softmax interp f32\""), std::string::npos) << text;
+  // Not one campaign: a shard missing, a shard twice, another seed, not a reports file.
+  r = uopc("merge-reports " + path("s0.json") + " " + path("s1.json"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("shard 2 of 3 is missing"), std::string::npos) << r.err;
+  r = uopc("merge-reports" + shards + " " + path("s1.json"));
+  EXPECT_NE(r.err.find("shard 1 is given twice"), std::string::npos) << r.err;
+  r = uopc("merge-reports" + shards + " " + whole);
+  EXPECT_NE(r.err.find("not of one campaign"), std::string::npos) << r.err;
+  expect_user_error("merge-reports " + path("victim"), "not a `uopc check --json` reports file");
+  expect_user_error("check relu --shard 3/3", "expected K/N with 0 <= K < N");
+  expect_user_error("check relu --json " + path("no/such/dir/r.json"), "no folder");
+}
+
+}  // namespace
+}  // namespace uops

@@ -36,8 +36,8 @@ struct OpInput {
   int rank = 0;
   bool is_index = false;  // an i32 input (gather's idx, cross_entropy's labels)
   bool differentiable = true;
-  IndexValues values;    // an i32 input's range; unset: [0, 4]
-  bool nonzero = false;  // a float input kept away from zero (a divisor): |v| in [0.5, 1.5]
+  IndexValues values = {};  // an i32 input's range; unset: [0, 4]
+  bool nonzero = false;     // a float input kept away from zero (a divisor): |v| in [0.5, 1.5]
 };
 
 // A parameter's range for random cases (not a validity rule: a value outside it may be valid).
@@ -87,8 +87,10 @@ struct OpDef {
   std::string library;  // the shared library that registered it (origin == library)
 };
 
-// Adds an op to the registry. Throws uops::Error when the name is taken or empty, or when the
-// description does not build (its graph is built and lowered once here, in f32).
+// Adds an op to the registry. Throws uops::Error when the name is taken or empty, when the
+// description does not build (its graph is built and lowered once here, in f32), or when its
+// lists disagree with its graph: inputs (names, ranks, is_index exactly for the i32 ones),
+// params, outputs, and param_ranges keys that name no parameter.
 const OpDef& register_op(OpDef op);
 
 // Every registered op: the built-in ones of docs/design.md §4 in table order, then the users'

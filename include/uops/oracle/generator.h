@@ -33,12 +33,13 @@ namespace uops::oracle {
 using uops::Shapes;
 
 struct Case {
-  std::string op;
+  std::string op = {};
   DType dtype = DType::f32;
-  uint64_t seed = 0;                     // picks the sizes and parameters, then the values
-  std::map<std::string, int64_t> sizes;  // one per class of equal axes, named by its first ("x.1")
-  ParamMap params;
-  Shapes shapes;  // the inputs' shapes, derived from `sizes`
+  uint64_t seed = 0;  // picks the sizes and parameters, then the values
+  std::map<std::string, int64_t> sizes =
+      {};  // one per class of equal axes, named by its first ("x.1")
+  ParamMap params = {};
+  Shapes shapes = {};  // the inputs' shapes, derived from `sizes`
 };
 
 // The default per-case budget: elements summed over every tensor of the op's lowered program.
