@@ -76,6 +76,24 @@ TEST(CErrors, RaisingIndexInALoopThatNeverRunsRaisesNowhere) {
   }
 }
 
+// y[i] = x[i + 1 / (i - q)] over 2^19 + 1 elements: a parallel loop (from 2^18 iterations) on 4
+// threads, where element q divides by zero in whichever thread's share it falls.
+TEST(CErrors, AnErrorInAnyThreadOfAParallelLoopIsReported) {
+  Graph g;
+  g.param("q");
+  g.output("y", g.reindex(g.input("x", 1, DType::f32), {"dA0"}, {"i0 + 1 / (i0 - $q)"}));
+  Program p = lower(g);
+  CCompileOptions four;
+  four.threads = 4;
+  auto c = compile_c(p, four);
+  ASSERT_NE(emit_c(p).find("omp parallel for"), std::string::npos) << emit_c(p);
+  const int64_t n = (1 << 19) + 1;
+  TensorMap in{{"x", Tensor(DType::f32, {n})}};
+  for (int64_t q : {int64_t(0), n / 3, n - 1})
+    EXPECT_EQ(error_of(*c, in, {{"q", q}}), "division by zero in an index expression") << q;
+  EXPECT_EQ(error_of(*c, in, {{"q", n}}), "");
+}
+
 TEST(CErrors, UnknownBackendSaysWhich) {
   Graph g;
   g.output("y", g.unary(UnaryOp::neg, g.input("x", 1, DType::f32)));
