@@ -31,6 +31,7 @@ mkdir -p "$log"
 #   <text that must occur exactly once in file>
 #   --- replace
 #   <its replacement>
+# Each text ends at the first empty line (so neither may hold one).
 names=() areas=() files=() tests=() targets=() envs=() finds=() replaces=()
 parse() {
   local name="" section="" line find="" replace="" area="" file="" test="" target="" env=""
@@ -52,6 +53,7 @@ parse() {
       head:"why: "*) ;;
       *:"--- find") section=find ;;
       *:"--- replace") section=replace ;;
+      find:|replace:) section="" ;;
       find:*) find+="$line"$'\n' ;;
       replace:*) replace+="$line"$'\n' ;;
       :"#"*|:"") ;;

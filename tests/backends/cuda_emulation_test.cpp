@@ -283,6 +283,38 @@ TEST(CudaEmulation, ALoopShorterThanItsAxisLeavesZeros) {
   EXPECT_EQ(out.at("y").get(299), 0.0);
 }
 
+// Accumulations that collide across the grid: the gather gradient's scatter (dtable[idx[i], j]
+// += dy[i, j], the grid over j then i) needs atomics on its last grid loop; on 1, 2 or all
+// blocks.
+TEST(CudaEmulation, AccumulationsCollidingOnTheGridUseAtomics) {
+  Program p = optimize(gradient_program(find_op("gather"), DType::f32));
+  TensorMap in =
+      testing::random_inputs(p, {{"table", {10, 4}}, {"idx", {300}}, {"dy", {300, 4}}}, 7, 9);
+  ASSERT_NE(emit_cuda(p).find("atomicAdd(&"), std::string::npos) << emit_cuda(p);
+  for (unsigned grid : {0u, 1u, 2u}) EXPECT_EQ(fault_on_grid(p, in, nullptr, grid), "") << grid;
+}
+
+// y[0] = x[i] for every i: the last store wins, so no two iterations may run at once (the
+// kernel is serial); on the grid they would race.
+TEST(CudaEmulation, StoresOfOneElementByEveryIterationRunInOrder) {
+  Program p;
+  p.tensors.push_back({"x", DType::f32, {idx::dim(0, 0)}, Role::input});
+  p.tensors.push_back({"y", DType::f32, {idx::constant(1)}, Role::output});
+  Loop l;
+  l.var = p.num_vars++;
+  l.start = idx::constant(0);
+  l.end = idx::dim(0, 0);
+  Stmt last;
+  last.tensor = 1;
+  last.index = {idx::constant(0)};
+  last.value = val::load(0, {idx::var(l.var)});
+  l.stmts.push_back(last);
+  p.blocks.push_back({{l}, "last x"});
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  TensorMap in = testing::random_inputs(p, {{"x", {300}}}, 3);
+  EXPECT_EQ(fault_on_grid(p, in, nullptr, 0), "");
+}
+
 TEST(CudaEmulation, CatchesAHalvedTreeStep) {
   TensorMap in;
   Program p = long_row_sums(&in);
