@@ -231,6 +231,49 @@ TEST(CBackend, RunIntoReusesCallerOutputs) {
   EXPECT_TRUE(empty.empty());
 }
 
+// y = sum over j in [1, n) of t[j], t[j] = t[j - 1] / 2 + x[j]: the innermost loop reduces a
+// carried sum and stores t, which its next iteration reads. As SIMD lanes the iterations would
+// read t before the previous lane stored it, so the loop gets no `omp simd` (stores_stay_apart).
+TEST(CBackend, NoSimdReductionWhereAnIterationReadsAnotherOnesStore) {
+  Program p;
+  p.tensors.push_back({"x", DType::f32, {idx::dim(0, 0)}, Role::input});
+  p.tensors.push_back({"t", DType::f32, {idx::dim(0, 0)}, Role::temporary});
+  p.tensors.push_back({"y", DType::f32, {idx::constant(1)}, Role::output});
+  Loop row, col;
+  row.var = p.num_vars++;
+  row.start = idx::constant(0);
+  row.end = idx::constant(1);
+  row.carried.push_back({p.num_carried++, ReduceOp::sum});
+  col.var = p.num_vars++;
+  col.start = idx::constant(1);
+  col.end = idx::dim(0, 0);
+  Index j = idx::var(col.var);
+  Stmt next;
+  next.tensor = 1;
+  next.index = {j};
+  next.checked = false;
+  next.value = val::binary(
+      BinaryOp::add,
+      val::binary(BinaryOp::mul, val::load(1, {idx::sub(j, idx::constant(1))}, 0.0, false),
+                  val::constant(0.5)),
+      val::load(0, {j}, 0.0, false));
+  Stmt sum;
+  sum.kind = StmtKind::reduce;
+  sum.carried = 0;
+  sum.value = val::load(1, {j}, 0.0, false);
+  col.stmts = {next, sum};
+  Stmt store;
+  store.tensor = 2;
+  store.index = {idx::var(row.var)};
+  store.value = val::carried(0);
+  row.stmts = {store};
+  p.blocks.push_back({{row, col}, "running halves"});
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  EXPECT_EQ(emit_c(p).find("omp simd"), std::string::npos) << emit_c(p);
+  TensorMap in = testing::random_inputs(p, {{"x", {1000}}}, 4);
+  EXPECT_TRUE(testing::same_outputs(interpret(p, in), compile_c(p)->run(in), 1e-5));
+}
+
 // Kernels are compiled for the host by default, for the compiler's default target on request;
 // fused multiply-adds only when reassociating, so the exact mode stays bit for bit.
 TEST(CBackend, TargetAndContractionFlags) {

@@ -9,9 +9,13 @@
 #include "support/compare.h"
 #include "uops/backends/backends.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/ir.h"
 #include "uops/uops.h"
 
 namespace uops {
+
+using namespace ir;
+
 namespace {
 
 std::string error_of(const Executable& e, const TensorMap& in, const ParamMap& params) {
@@ -74,6 +78,59 @@ TEST(CErrors, RaisingIndexInALoopThatNeverRunsRaisesNowhere) {
           << backend;
     }
   }
+}
+
+// y[i] = x[i + 1 / (i - q)] over 2^19 + 1 elements: a parallel loop (from 2^18 iterations) on 4
+// threads, where element q divides by zero in whichever thread's share it falls.
+TEST(CErrors, AnErrorInAnyThreadOfAParallelLoopIsReported) {
+  Graph g;
+  g.param("q");
+  g.output("y", g.reindex(g.input("x", 1, DType::f32), {"dA0"}, {"i0 + 1 / (i0 - $q)"}));
+  Program p = lower(g);
+  CCompileOptions four;
+  four.threads = 4;
+  auto c = compile_c(p, four);
+  ASSERT_NE(emit_c(p).find("omp parallel for"), std::string::npos) << emit_c(p);
+  const int64_t n = (1 << 19) + 1;
+  TensorMap in{{"x", Tensor(DType::f32, {n})}};
+  for (int64_t q : {int64_t(0), n / 3, n - 1})
+    EXPECT_EQ(error_of(*c, in, {{"q", q}}), "division by zero in an index expression") << q;
+  EXPECT_EQ(error_of(*c, in, {{"q", n}}), "");
+}
+
+// y[0] = x[j] for i in [0, x.0 / $p), j in [1, x.0): nothing is parallel, and the inner loop is
+// a tail [1, n) that the C emitter may test for emptiness before the loops above it, but never
+// above a loop whose bound may raise: the interpreter evaluates x.0 / $p, so with $p = 0 the
+// kernel must raise even where [1, n) is empty.
+TEST(CErrors, ARaisingBoundIsEvaluatedAboveAnEmptyInnerLoop) {
+  Program p;
+  p.params = {"p"};
+  p.tensors.push_back({"x", DType::f32, {idx::dim(0, 0)}, Role::input});
+  p.tensors.push_back({"y", DType::f32, {idx::constant(1)}, Role::output});
+  Loop outer, inner;
+  outer.var = p.num_vars++;
+  outer.start = idx::constant(0);
+  outer.end = idx::floordiv(idx::dim(0, 0), idx::param("p"));
+  inner.var = p.num_vars++;
+  inner.start = idx::constant(1);
+  inner.end = idx::dim(0, 0);
+  Stmt store;
+  store.tensor = 1;
+  store.index = {idx::constant(0)};
+  store.value = val::load(0, {idx::var(inner.var)});
+  inner.stmts.push_back(store);
+  p.blocks.push_back({{outer, inner}, "raising bound over a tail"});
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  auto c = compile_c(p);
+  auto interp = make_interpreter(p);
+  for (int64_t n : {1, 3})
+    for (int64_t q : {0, 1}) {
+      TensorMap in{{"x", Tensor(DType::f32, {n})}};
+      EXPECT_EQ(error_of(*c, in, {{"p", q}}), error_of(*interp, in, {{"p", q}}))
+          << "n=" << n << " p=" << q;
+    }
+  EXPECT_EQ(error_of(*interp, {{"x", Tensor(DType::f32, {1})}}, {{"p", 0}}),
+            "division by zero in an index expression");
 }
 
 TEST(CErrors, UnknownBackendSaysWhich) {

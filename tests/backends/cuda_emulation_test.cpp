@@ -72,7 +72,11 @@ TEST(CudaEmulation, EveryOpAndGradientMatchesInterpreter) {
 }
 
 // 500 random programs (UOPS_FUZZ_TRIALS for more), optimized or not, errors included: the only
-// programs whose kernels use the compare-and-swap atomics (max, min and i32 accumulations).
+// programs whose kernels use the compare-and-swap atomics (max, min and i32 accumulations). Some
+// raise an error at one element, wherever it lands; a quarter have loops cut short (blocks that
+// write part of a tensor: the zero fill must see it). Every other batch runs on at most two
+// blocks, so that grid-stride loops take several rows per block and a cooperative block reuses
+// its shared buffer from one row to the next.
 TEST(CudaEmulation, RandomProgramsMatchInterpreter) {
   const char* env = std::getenv("UOPS_FUZZ_TRIALS");
   const int trials = env ? std::atoi(env) : 500, batch = 125;
@@ -84,12 +88,15 @@ TEST(CudaEmulation, RandomProgramsMatchInterpreter) {
       RandomGraphOptions o;
       o.dtype = seed % 2 ? DType::f64 : DType::f32;
       o.contractions = seed % 4 == 1;
+      o.raising_element = true;
       cases.push_back(random_case(uint64_t(seed), o));
       Program p = lower(cases.back().graph);
+      if (seed % 4 == 3) p = with_partial_loops(std::move(p), uint64_t(seed));
       programs.push_back(seed % 3 ? optimize(p) : p);
     }
     std::vector<Program> kept = programs;
-    auto kernels = testing::emulate_cuda_batch(std::move(programs));
+    auto kernels =
+        testing::emulate_cuda_batch(std::move(programs), nullptr, (first / batch) % 2 ? 0 : 2);
     for (size_t i = 0; i < cases.size(); ++i) {
       const RandomCase& c = cases[i];
       Outcome want = interpret_outcome(kept[i], c.inputs, c.params);
@@ -174,6 +181,138 @@ TEST(CudaEmulation, CatchesAMissingBarrierAfterThePartialSums) {
     return s.substr(0, at) + s.substr(at + 16);
   });
   EXPECT_NE(fault.find("race on shared memory"), std::string::npos) << fault;
+}
+
+// Two cooperative reductions in one kernel (a row's sum and maximum, fused), over more rows
+// than blocks: each block reuses `partial` for the next reduction and the next row.
+Program sum_and_max_rows(TensorMap* inputs) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  g.output("s", g.reduce(ReduceOp::sum, {1}, x));
+  g.output("m", g.reduce(ReduceOp::max, {1}, x));
+  Tensor t(DType::f32, {5, 300});
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, double(i % 11) - 5.0);
+  (*inputs)["x"] = t;
+  return optimize(lower(g));
+}
+
+std::string fault_on_grid(const Program& p, const TensorMap& inputs,
+                          const testing::SourceEdit& edit, unsigned max_grid) {
+  Outcome want = interpret_outcome(p, inputs, {});
+  Outcome got = run(*testing::emulate_cuda(p, edit, max_grid), inputs, {});
+  if (!got.error.empty()) return got.error;
+  if (!testing::same_outputs(want.outputs, got.outputs, tolerance(p))) return "wrong result";
+  return "";
+}
+
+// Every `<scalar> = partial[0];` loses the barrier after it.
+std::string without_barrier_after_reading(const std::string& s) {
+  std::string out = s, from = " = partial[0];\n    __syncthreads();\n";
+  size_t removed = 0;
+  for (size_t at; (at = out.find(from)) != std::string::npos; ++removed)
+    out.replace(at, from.size(), " = partial[0];\n");
+  return removed ? out : "#error no barrier after reading the reduced value\n";
+}
+
+TEST(CudaEmulation, RowReductionsSharingAKernelRunCleanOnAnyGrid) {
+  TensorMap in;
+  Program p = sum_and_max_rows(&in);
+  ASSERT_EQ(p.blocks.size(), 1u) << print(p);
+  std::string src = emit_cuda(p);
+  ASSERT_NE(src.find("partial[threadIdx.x] = c", src.find("partial[threadIdx.x] = c") + 1),
+            std::string::npos)
+      << src;
+  for (unsigned grid : {0u, 1u, 2u}) EXPECT_EQ(fault_on_grid(p, in, nullptr, grid), "") << grid;
+}
+
+TEST(CudaEmulation, CatchesAMissingBarrierAfterReadingTheReducedValue) {
+  TensorMap in;
+  Program p = sum_and_max_rows(&in);
+  std::string fault = fault_on_grid(p, in, without_barrier_after_reading, 2);
+  EXPECT_NE(fault.find("race on shared memory"), std::string::npos) << fault;
+  // One reduction per kernel too: the next row's reduction overwrites the buffer.
+  Program sums = long_row_sums(&in);
+  fault = fault_on_grid(sums, in, without_barrier_after_reading, 2);
+  EXPECT_NE(fault.find("race on shared memory"), std::string::npos) << fault;
+}
+
+// y[i] = x[i + 1 / (i - q)]: element q divides by zero, in thread q % 256 of block q / 256.
+Program raising_at_q() {
+  Graph g;
+  g.param("q");
+  g.output("y", g.reindex(g.input("x", 1, DType::f32), {"dA0"}, {"i0 + 1 / (i0 - $q)"}));
+  return lower(g);
+}
+
+TEST(CudaEmulation, AnErrorInAnyThreadOfAnyBlockIsReported) {
+  Program p = raising_at_q();
+  auto kernel = testing::emulate_cuda(p);
+  TensorMap in;
+  in["x"] = Tensor(DType::f32, {600});
+  for (int64_t q : {0, 5, 300, 599, 600}) {
+    Outcome want = interpret_outcome(p, in, {{"q", q}});
+    Outcome got = run(*kernel, in, {{"q", q}});
+    EXPECT_EQ(want.error.empty(), q == 600) << want.error;
+    EXPECT_EQ(want.error, got.error) << "q=" << q;
+  }
+}
+
+TEST(CudaEmulation, CatchesAnErrorReportedByThreadZeroOnly) {
+  Program p = raising_at_q();
+  auto kernel =
+      testing::emulate_cuda(p, plant("if (err) atomicOr(error, err);",
+                                     "if (err && threadIdx.x == 0) atomicOr(error, err);"));
+  TensorMap in;
+  in["x"] = Tensor(DType::f32, {600});
+  EXPECT_NE(run(*kernel, in, {{"q", 0}}).error, "");
+  EXPECT_EQ(run(*kernel, in, {{"q", 300}}).error, "");
+}
+
+// y = -x over [0, n - 1) only: y[n - 1] keeps the zero the IR promises, so y must be zero-filled
+// (the emulation's buffers start as NaN).
+TEST(CudaEmulation, ALoopShorterThanItsAxisLeavesZeros) {
+  Graph g;
+  g.output("y", g.unary(UnaryOp::neg, g.input("x", 1, DType::f32)));
+  Program p = lower(g);
+  p.blocks[0].loops[0].end = idx::sub(p.blocks[0].loops[0].end, idx::constant(1));
+  TensorMap in;
+  in["x"] = Tensor(DType::f32, {300});
+  for (int64_t i = 0; i < 300; ++i) in["x"].set(i, double(i) + 1.0);
+  TensorMap out = testing::emulate_cuda(p)->run(in, {});
+  EXPECT_TRUE(testing::same_outputs(interpret(p, in, {}), out));
+  EXPECT_EQ(out.at("y").get(299), 0.0);
+}
+
+// Accumulations that collide across the grid: the gather gradient's scatter (dtable[idx[i], j]
+// += dy[i, j], the grid over j then i) needs atomics on its last grid loop; on 1, 2 or all
+// blocks.
+TEST(CudaEmulation, AccumulationsCollidingOnTheGridUseAtomics) {
+  Program p = optimize(gradient_program(find_op("gather"), DType::f32));
+  TensorMap in =
+      testing::random_inputs(p, {{"table", {10, 4}}, {"idx", {300}}, {"dy", {300, 4}}}, 7, 9);
+  ASSERT_NE(emit_cuda(p).find("atomicAdd(&"), std::string::npos) << emit_cuda(p);
+  for (unsigned grid : {0u, 1u, 2u}) EXPECT_EQ(fault_on_grid(p, in, nullptr, grid), "") << grid;
+}
+
+// y[0] = x[i] for every i: the last store wins, so no two iterations may run at once (the
+// kernel is serial); on the grid they would race.
+TEST(CudaEmulation, StoresOfOneElementByEveryIterationRunInOrder) {
+  Program p;
+  p.tensors.push_back({"x", DType::f32, {idx::dim(0, 0)}, Role::input});
+  p.tensors.push_back({"y", DType::f32, {idx::constant(1)}, Role::output});
+  Loop l;
+  l.var = p.num_vars++;
+  l.start = idx::constant(0);
+  l.end = idx::dim(0, 0);
+  Stmt last;
+  last.tensor = 1;
+  last.index = {idx::constant(0)};
+  last.value = val::load(0, {idx::var(l.var)});
+  l.stmts.push_back(last);
+  p.blocks.push_back({{l}, "last x"});
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  TensorMap in = testing::random_inputs(p, {{"x", {300}}}, 3);
+  EXPECT_EQ(fault_on_grid(p, in, nullptr, 0), "");
 }
 
 TEST(CudaEmulation, CatchesAHalvedTreeStep) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "uops/uops.h"
 
 namespace uops {
@@ -56,6 +58,23 @@ TEST(ZeroFill, ALoopOverAnotherExtentKeepsTheZero) {
   Tensor in(DType::f64, {2, 0});
   auto out = make_backend("c", p)->run({{"x", in}});
   for (int64_t i = 0; i < 2; ++i) EXPECT_EQ(out.at("y").get(i), 0.0);
+}
+
+// y = -x over [0, n - 1): y[n - 1] is never written and keeps its zero, so y is zero-filled; the
+// C backend's caller-owned output starts as NaN, so a skipped fill would show.
+TEST(ZeroFill, ALoopShorterThanItsAxisKeepsTheZero) {
+  Graph g;
+  g.output("y", g.unary(UnaryOp::neg, g.input("x", 1, DType::f32)));
+  Program p = lower(g);
+  p.blocks[0].loops[0].end = idx::sub(p.blocks[0].loops[0].end, idx::constant(1));
+  EXPECT_EQ(zero_fill_of(p, {"y"}), std::vector<bool>{true});
+  Tensor x(DType::f32, {5});
+  for (int64_t i = 0; i < 5; ++i) x.set(i, double(i) + 1.0);
+  TensorMap out{{"y", Tensor(DType::f32, {5})}};
+  std::fill(out["y"].bytes.begin(), out["y"].bytes.end(), 0xff);
+  make_backend("c", p)->run_into({{"x", x}}, out);
+  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(out.at("y").get(i), -double(i) - 1.0);
+  EXPECT_EQ(out.at("y").get(4), 0.0);
 }
 
 }  // namespace

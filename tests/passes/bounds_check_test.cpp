@@ -28,5 +28,21 @@ TEST(Bounds, ProvesShiftsAndFoldsFillReads) {
   expect_same(p, q, {{"x", ramp(DType::f32, {5})}});
 }
 
+// y[i] = x[i + x.0 + max(0, 1 / $p)] reads only the fill, but its index divides by $p: the load
+// stays (and raises for $p = 0) rather than becoming its fill.
+TEST(Bounds, AReadOutsideWhoseIndexMayRaiseKeepsRaising) {
+  Graph g;
+  g.param("p");
+  Node x = g.input("x", 1, DType::f32);
+  g.output("y", g.reindex(x, {"dA0"}, {"i0 + dA0 + max(0, 1 / $p)"}, {x}, 2));
+  Program p = lower(g);
+  Program q = optimize(p, {true});
+  TensorMap in{{"x", ramp(DType::f32, {3})}};
+  for (const Program* program : {&p, &q}) {
+    EXPECT_THROW(interpret(*program, in, {{"p", 0}}), Error) << print(*program);
+    EXPECT_EQ(interpret(*program, in, {{"p", 1}}).at("y").get(2), 2.0);
+  }
+}
+
 }  // namespace
 }  // namespace uops

@@ -31,6 +31,30 @@ TEST(Fusion, ShiftedReadIsNotFused) {
   expect_same(p, optimize(p, {true}), {{"x", ramp(DType::f32, {5})}});
 }
 
+// t[0] = x[i] for i in [0, 2), then y[i] = t[0]: y is x[1] twice. Fused, y[0] would read t
+// before the second store. Only a loop of one iteration orders nothing; this one has two.
+TEST(Fusion, AStoreThatPinsNoLoopOfTwoIterationsStaysApart) {
+  Program p;
+  p.tensors.push_back({"x", DType::f32, {idx::dim(0, 0)}, Role::input});
+  p.tensors.push_back({"t", DType::f32, {idx::constant(1)}, Role::temporary});
+  p.tensors.push_back({"y", DType::f32, {idx::constant(2)}, Role::output});
+  for (int b = 0; b < 2; ++b) {
+    Loop l;
+    l.var = p.num_vars++;
+    l.start = idx::constant(0);
+    l.end = idx::constant(2);
+    Index i = idx::var(l.var);
+    l.stmts.push_back(b == 0 ? assign(1, {idx::constant(0)}, val::load(0, {i}))
+                             : assign(2, {i}, val::load(1, {idx::constant(0)})));
+    p.blocks.push_back({{l}, b == 0 ? "last x" : "broadcast"});
+  }
+  ASSERT_TRUE(verify(p).empty()) << verify(p).front() << print(p);
+  EXPECT_EQ(fuse_loops(p).blocks.size(), 2u) << print(fuse_loops(p));
+  TensorMap in{{"x", ramp(DType::f32, {2})}};
+  expect_same(p, fuse_loops(p), in);
+  expect_same(p, optimize(p, {true}), in);
+}
+
 // docs/design.md §3.5: two reductions of x[i,j,k], one over k and one over j.
 TEST(Fusion, PivotsKeepTheirDepth) {
   Graph g;

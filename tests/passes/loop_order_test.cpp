@@ -213,6 +213,38 @@ TEST(LoopOrder, StridedOperandReadOnceIsNotPacked) {
   expect_bitwise(p, q, {{"a", mixed({3, 5, 40})}, {"b", mixed({5, 40})}});
 }
 
+// y[b, a] = x[a] for a in [0, x.0), b in [0, w.0 / $p): stride 1 wants a innermost, but b's
+// bound may raise (§3.4). With x empty and $p = 0 the original evaluates it nowhere; moved
+// outside the empty loop it would raise. So the order stays.
+TEST(LoopOrder, ABoundThatMayRaiseStaysUnderTheLoopsAboveIt) {
+  Program p;
+  p.params = {"p"};
+  p.tensors.push_back({"x", DType::f32, {idx::dim(0, 0)}, Role::input});
+  p.tensors.push_back({"w", DType::f32, {idx::dim(1, 0)}, Role::input});
+  p.tensors.push_back({"y", DType::f32, {idx::dim(1, 0), idx::dim(0, 0)}, Role::output});
+  Loop a, b;
+  a.var = p.num_vars++;
+  a.start = idx::constant(0);
+  a.end = idx::dim(0, 0);
+  b.var = p.num_vars++;
+  b.start = idx::constant(0);
+  b.end = idx::floordiv(idx::dim(1, 0), idx::param("p"));
+  Stmt store;
+  store.tensor = 2;
+  store.index = {idx::var(b.var), idx::var(a.var)};
+  store.value = val::load(0, {idx::var(a.var)});
+  b.stmts.push_back(store);
+  p.blocks.push_back({{a, b}, "raising bound"});
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  Program q = order_loops(p);
+  EXPECT_EQ(print(q), print(p));
+  TensorMap empty{{"x", Tensor(DType::f32, {0})}, {"w", Tensor(DType::f32, {3})}};
+  EXPECT_NO_THROW(interpret(q, empty, {{"p", 0}}));
+  TensorMap full{{"x", mixed({4})}, {"w", Tensor(DType::f32, {3})}};
+  TensorMap want = interpret(p, full, {{"p", 1}}), got = interpret(q, full, {{"p", 1}});
+  EXPECT_EQ(want.at("y").bytes, got.at("y").bytes);
+}
+
 // The random-program differential test (differential_test.cpp) only judges this pass if some of
 // its programs are reordered.
 TEST(LoopOrder, RandomProgramsExerciseIt) {

@@ -50,5 +50,32 @@ TEST(Substitution, RespectsStatementOrder) {
   expect_same(s, t, in);
 }
 
+// A definition reading a carried scalar stays where it is when the scalar is updated before the
+// use: t[j] = c; c += x[j]; y[j] = t[j] is an exclusive running sum, y[j] = c an inclusive one.
+TEST(Substitution, KeepsADefinitionReadingACarriedScalarUpdatedBeforeItsUse) {
+  Program p = vector_program({{"t", Role::temporary}, {"y", Role::output}});
+  Block b =
+      vector_block(p, "exclusive running sum",
+                   {assign(1, {V()}, val::carried(0)), assign(2, {V()}, val::load(1, {V()}))});
+  Stmt add;
+  add.kind = StmtKind::reduce;
+  add.carried = 0;
+  add.value = val::load(0, {b.loops[0].stmts[0].index[0]});
+  b.loops[0].stmts.insert(b.loops[0].stmts.begin() + 1, add);
+  Loop outer;
+  outer.var = p.num_vars++;
+  outer.start = idx::constant(0);
+  outer.end = idx::constant(1);
+  outer.carried.push_back({p.num_carried++, ReduceOp::sum});
+  b.loops.insert(b.loops.begin(), outer);
+  p.blocks.push_back(b);
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  EXPECT_EQ(print(substitute_variables(p)), print(p));
+  TensorMap in{{"x", ramp(DType::f32, {5})}};
+  TensorMap out = interpret(p, in);
+  EXPECT_EQ(out.at("y").get(0), 0.0);
+  expect_same(p, optimize(p, {true}), in);
+}
+
 }  // namespace
 }  // namespace uops

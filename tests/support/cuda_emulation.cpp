@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <deque>
@@ -98,6 +100,10 @@ struct Allocation {
   std::vector<Shadow> shadow;
 };
 
+// Process-wide: two devices may load one module (the kernel cache), whose shared arrays are
+// statics, and each block must look new to them.
+std::atomic<unsigned long long> block_serials{0};
+
 // ---- fibers ----------------------------------------------------------------------------------
 
 constexpr size_t kStackBytes = 256 * 1024;
@@ -176,6 +182,7 @@ class Emulator {
     rt_.block_dim = {d.threads, 1, 1};
     for (unsigned b = 0; b < d.grid && fault_.empty(); ++b) {
       rt_.block = {b, 0, 0};
+      rt_.block_serial = ++block_serials;
       block_ = b;
       epoch_ = 0;
       shared_.clear();
@@ -454,7 +461,8 @@ std::pair<void*, uops_emu::Runtime**> load_module(const std::string& source) {
 // streams call in from several threads) on the emulator's checked memory.
 class EmulatedDevice : public cuda::Device {
  public:
-  explicit EmulatedDevice(SourceEdit edit) : edit_(std::move(edit)) {}
+  EmulatedDevice(SourceEdit edit, unsigned max_grid)
+      : edit_(std::move(edit)), max_grid_(max_grid) {}
 
   std::string backend() const override { return "cuda-emulation"; }
 
@@ -535,6 +543,7 @@ class EmulatedDevice : public cuda::Device {
     std::lock_guard lock(mutex_);
     auto* k = static_cast<const Kernel*>(kernel);
     *k->runtime = emu_.runtime();
+    if (max_grid_ > 0) dims.grid = std::min(dims.grid, max_grid_);
     emu_.launch(plan.name, k->stub, args, int(plan.args.size()) + 1, dims, plan.cooperative);
     if (std::string fault = emu_.take_fault(); !fault.empty())
       throw Error("CUDA emulation: " + fault);
@@ -548,6 +557,7 @@ class EmulatedDevice : public cuda::Device {
   };
 
   SourceEdit edit_;
+  unsigned max_grid_;
   std::mutex mutex_;
   Emulator emu_;
   std::deque<Kernel> kernels_;  // stable addresses: the handles of LoadedProgram
@@ -555,13 +565,14 @@ class EmulatedDevice : public cuda::Device {
 
 }  // namespace
 
-std::shared_ptr<cuda::Device> emulated_cuda_device(const SourceEdit& edit) {
-  return std::make_shared<EmulatedDevice>(edit);
+std::shared_ptr<cuda::Device> emulated_cuda_device(const SourceEdit& edit, unsigned max_grid) {
+  return std::make_shared<EmulatedDevice>(edit, max_grid);
 }
 
 std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(std::vector<Program> programs,
-                                                            const SourceEdit& edit) {
-  return emulate_cuda_batch(emulated_cuda_device(edit), std::move(programs));
+                                                            const SourceEdit& edit,
+                                                            unsigned max_grid) {
+  return emulate_cuda_batch(emulated_cuda_device(edit, max_grid), std::move(programs));
 }
 
 std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(
@@ -574,10 +585,10 @@ std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(
   return out;
 }
 
-std::unique_ptr<Executable> emulate_cuda(Program p, const SourceEdit& edit) {
+std::unique_ptr<Executable> emulate_cuda(Program p, const SourceEdit& edit, unsigned max_grid) {
   std::vector<Program> one;
   one.push_back(std::move(p));
-  return std::move(emulate_cuda_batch(std::move(one), edit).front());
+  return std::move(emulate_cuda_batch(std::move(one), edit, max_grid).front());
 }
 
 }  // namespace uops::testing

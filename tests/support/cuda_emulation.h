@@ -6,7 +6,8 @@
 //
 // Blocks run one after another; the threads of a block are fibers on one OS thread, switched at
 // __syncthreads, so barriers behave as on a device. Buffers the plan does not zero start filled
-// with 0xff bytes (NaN, -1), so a wrong zero-fill decision shows. Every global and shared access
+// with 0xff bytes (NaN, -1), so a wrong zero-fill decision shows, and so does every shared array
+// at the start of every block. Every global and shared access
 // is checked: an index outside its buffer, or two threads touching one element between barriers
 // (blocks never order against each other) where one is a plain write or one is atomic and the
 // other plain, fails the run with a uops::Error starting "CUDA emulation: ".
@@ -30,13 +31,21 @@ using SourceEdit = std::function<std::string(const std::string&)>;
 // there is no GPU. Memory is host memory; every call has finished when it returns (streams are
 // ignored), and calls from several threads run one at a time. A kernel's fault is a uops::Error
 // from launch.
-std::shared_ptr<cuda::Device> emulated_cuda_device(const SourceEdit& edit = nullptr);
+//
+// `max_grid` > 0 launches at most that many blocks, whatever the launch asks: a grid-stride loop
+// is correct for any grid, and with few blocks each one takes several rows, as on a device when
+// rows outnumber LaunchPlan::max_grid (a cooperative block then reuses its shared buffer). Only
+// for kernels launched from a program's plan: a wavefront kernel dispatches on its block index.
+std::shared_ptr<cuda::Device> emulated_cuda_device(const SourceEdit& edit = nullptr,
+                                                   unsigned max_grid = 0);
 
 // Many programs in one compiler call, on a device of their own; the executables report backend()
 // "cuda-emulation" and take uops::run_on_device (on that device's memory).
 std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(std::vector<Program> programs,
-                                                            const SourceEdit& edit = nullptr);
-std::unique_ptr<Executable> emulate_cuda(Program p, const SourceEdit& edit = nullptr);
+                                                            const SourceEdit& edit = nullptr,
+                                                            unsigned max_grid = 0);
+std::unique_ptr<Executable> emulate_cuda(Program p, const SourceEdit& edit = nullptr,
+                                         unsigned max_grid = 0);
 // The same on a given device (one from emulated_cuda_device, whose memory the test allocates).
 std::vector<std::unique_ptr<Executable>> emulate_cuda_batch(
     const std::shared_ptr<cuda::Device>& device, std::vector<Program> programs);

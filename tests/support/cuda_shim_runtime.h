@@ -14,6 +14,9 @@ enum Kind { kRead = 0, kWrite = 1, kAtomic = 2 };
 // Filled by the host before any launch (see cuda_emulation.cpp, EmulationRuntime).
 struct Runtime {
   Dim3 thread, block, block_dim, grid_dim;
+  // Changes with every block of every launch: shared arrays refill with poison when they see a
+  // new one, so a read before the block's first write shows.
+  unsigned long long block_serial;
   void* self;
   void (*access)(void* self, const void* address, int kind, bool shared);
   void (*barrier)(void* self);

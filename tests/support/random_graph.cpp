@@ -39,6 +39,7 @@ class Generator {
       add(c_.graph.unary(UnaryOp::neg, floats_[0].node), floats_[0].shape, o_.dtype, false);
     choose_outputs();
     if (o_.empty_raising && chance(0.2)) empty_raising_output();
+    if (o_.raising_element && chance(0.3)) raising_element_output();
     return std::move(c_);
   }
 
@@ -460,6 +461,23 @@ class Generator {
     c_.graph.output("empty", c_.graph.reindex(x.node, shape, index, {x.node}));
   }
 
+  // An extra output reading x at an index that divides by (iK - $q): with $q in [0, size],
+  // element q of axis K raises (wherever it lands among threads and blocks), or none does.
+  void raising_element_output() {
+    const Info& x = pick_float();
+    int rank = int(x.shape.size());
+    if (!rank) return;
+    int k = int(uniform(0, rank - 1));
+    c_.graph.param("q");
+    c_.params["q"] = uniform(0, x.shape[k]);
+    std::vector<std::string> shape, index;
+    for (int a = 0; a < rank; ++a) {
+      shape.push_back(str("dA", a));
+      index.push_back(str("i", a) + (a == k ? " + 1 / (" + str("i", a) + " - $q)" : ""));
+    }
+    c_.graph.output("raising", c_.graph.reindex(x.node, shape, index, {x.node}));
+  }
+
   void choose_outputs() {
     std::vector<Node> chosen = {infos_.back().node};
     int extra = int(uniform(0, 2));
@@ -483,6 +501,17 @@ class Generator {
 
 RandomCase random_case(uint64_t seed, const RandomGraphOptions& options) {
   return Generator(seed, options).run();
+}
+
+ir::Program with_partial_loops(ir::Program p, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (ir::Block& b : p.blocks)
+    for (ir::Loop& l : b.loops) {
+      auto r = rng() % 6;
+      if (r == 0) l.end = ir::idx::sub(l.end, ir::idx::constant(1));
+      if (r == 1) l.start = ir::idx::add(l.start, ir::idx::constant(1));
+    }
+  return p;
 }
 
 }  // namespace uops

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "uops/ir/graph.h"
+#include "uops/ir/program.h"
 #include "uops/ir/tensor.h"
 
 namespace uops {
@@ -28,6 +29,9 @@ struct RandomGraphOptions {
   // Sometimes an extra output "empty" with a zero-size axis, read at an index that divides by
   // a parameter $z = 0: nothing may raise, since its loops never run.
   bool empty_raising = false;
+  // Sometimes a reindex whose index divides by (iK - $q), $q drawn so that one element (any
+  // thread's, any block's) or none raises: a backend must report an error wherever it happens.
+  bool raising_element = false;
   // Contractions with a new weight input: y[..., j] = sum over x's last axis k of x[..., k] *
   // w[j, k] (w read transposed, as linear and conv2d read their weights) or x[..., k] * w[k, j],
   // sometimes with x shifted so that some reads fall outside and fill (the tiling passes and
@@ -45,5 +49,11 @@ struct RandomCase {
 };
 
 RandomCase random_case(uint64_t seed, const RandomGraphOptions& options = {});
+
+// `p` with some loops cut short by one iteration at either end, so that their blocks write part
+// of a tensor
+// (the rest keeps its initial zero) and reduce part of a range: what a backend's zero-fill
+// decision and a pass's range reasoning must see through. The same seed gives the same cuts.
+ir::Program with_partial_loops(ir::Program p, uint64_t seed);
 
 }  // namespace uops

@@ -259,6 +259,76 @@ TEST(Wavefront, CudaFusedKernelsMatchTheInterpreterInEmulation) {
     EXPECT_LE(max_difference(tensor, chain.read(name)), 1e-9) << name;
 }
 
+// y[j] = y[j - 1] + x[j] for j in [1, n): no iteration is independent, so its kernel is serial
+// (one thread of one block runs the nest).
+Program running_sum() {
+  Program p;
+  p.tensors.push_back({"x", DType::f64, {ir::idx::dim(0, 0)}, ir::Role::input});
+  p.tensors.push_back({"y", DType::f64, {ir::idx::dim(0, 0)}, ir::Role::output});
+  ir::Loop l;
+  l.var = p.num_vars++;
+  l.start = ir::idx::constant(1);
+  l.end = ir::idx::dim(0, 0);
+  ir::Index j = ir::idx::var(l.var), before = ir::idx::sub(j, ir::idx::constant(1));
+  ir::Stmt s;
+  s.tensor = 1;
+  s.index = {j};
+  s.value = ir::val::binary(BinaryOp::add, ir::val::load(1, {before}), ir::val::load(0, {j}));
+  l.stmts.push_back(s);
+  p.blocks.push_back({{l}, "running sum"});
+  return p;
+}
+
+// A serial kernel beside a 256-thread one in one wavefront kernel runs in a block of 256 threads:
+// its guard must keep all but one thread out. The scan waits for its zero fill, the second
+// negation for the first: the two share wavefront 1.
+std::vector<ChainStep> serial_beside_wide(TensorMap* inputs) {
+  std::mt19937_64 rng(5);
+  (*inputs)["a"] = random_tensor(DType::f64, {40}, rng);
+  (*inputs)["b"] = random_tensor(DType::f64, {300}, rng);
+  Graph g;
+  g.output("z", g.unary(UnaryOp::neg, g.input("x", 1, DType::f64)));
+  return {{"scan", running_sum(), {{"x", "a"}, {"y", "s"}}, {}},
+          {"neg", lower(g), {{"x", "b"}, {"z", "n"}}, {}},
+          {"neg again", lower(g), {{"x", "n"}, {"z", "m"}}, {}}};
+}
+
+TEST(Wavefront, CudaSerialKernelBesideAWideOneRunsOnce) {
+  TensorMap inputs;
+  std::vector<ChainStep> steps = serial_beside_wide(&inputs);
+  TensorMap expected = inputs;
+  interpret_chain(steps, expected);
+  WavefrontChain chain(steps, inputs);
+  bool beside = false;
+  for (auto& wave : chain.wavefronts())
+    for (auto& op : wave) beside |= op.step == 0 && op.block >= 0 && wave.size() > 1;
+  ASSERT_TRUE(beside);
+  CudaWavefronts cuda = chain.cuda();
+  ASSERT_NE(cuda.source.find("if (vblock != 0 || threadIdx.x != 0) return;"), std::string::npos)
+      << cuda.source;
+  cuda::run_wavefronts(*testing::emulated_cuda_device(), cuda);
+  for (auto& [name, tensor] : expected)
+    EXPECT_LE(max_difference(tensor, chain.read(name)), 1e-12) << name;
+}
+
+TEST(Wavefront, CatchesASerialKernelRunByAWholeBlock) {
+  TensorMap inputs;
+  std::vector<ChainStep> steps = serial_beside_wide(&inputs);
+  WavefrontChain chain(steps, inputs);
+  auto weakened = [](const std::string& s) {
+    std::string from = "if (vblock != 0 || threadIdx.x != 0) return;", out = s;
+    size_t at = out.find(from);
+    if (at == std::string::npos) return std::string("#error no serial guard\n");
+    return out.replace(at, from.size(), "if (vblock != 0) return;");
+  };
+  try {
+    cuda::run_wavefronts(*testing::emulated_cuda_device(weakened), chain.cuda());
+    FAIL() << "no fault";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("race on"), std::string::npos) << e.what();
+  }
+}
+
 // A kernel's error bits stop the run with the kernel's error.
 TEST(Wavefront, CudaFusedKernelsRaiseTheirError) {
   Graph g;
