@@ -34,8 +34,16 @@
 
 namespace uops {
 
-// Throws uops::Error when a name in `wrt` is no float input of `g`, is given twice, or when a
-// gradient name d<name> is already the name of a tensor of `g`.
+// The gradient as a uop graph: `g`'s nodes at their own ids (the forward values it recomputes),
+// an input d<name> per output of g (shaped like it), then the gradient nodes, each rule written
+// with uops (a reindex's gradient is a scatter, a scatter's a reindex), and an output d<input>
+// per name in `wrt`. So a gradient graph can be differentiated again, lowered, or checked as an
+// op. Throws uops::Error when a name in `wrt` is no float input of `g`, is given twice, or when
+// a gradient name d<name> is already the name of a tensor of `g`.
+Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt);
+
+// lower(gradient_graph(g, wrt)) without the blocks and inputs the gradients do not need: the
+// program described above. Throws as gradient_graph does.
 Program gradient(const Graph& g, const std::vector<std::string>& wrt);
 
 }  // namespace uops
