@@ -1,10 +1,12 @@
 #include "uops/autodiff/graph_gradient.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "prune.h"
 #include "rules.h"
 #include "uops/error.h"
+#include "uops/ir/analysis.h"
 #include "uops/ir/lower.h"
 
 namespace uops {
@@ -147,10 +149,11 @@ Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt) {
       if (m == n) c.contribute(n, seed);
     rule(c, n, c.grad(n));
   }
-  // A requested input no output depends on has a zero gradient.
+  // A requested input no output depends on has a zero gradient, which reads nothing (an iota).
   for (int n : wrt_nodes) {
     Node d = needs[n] ? c.grad(n) : Node{-1};
-    out.output("d" + nodes[n].name, d.id >= 0 ? d : out.fill(Node{n}, 0.0));
+    if (d.id < 0) d = out.iota_expr(nodes[n].shape, idx::constant(0), nodes[n].dtype);
+    out.output("d" + nodes[n].name, d);
   }
   return out;
 }
@@ -159,7 +162,14 @@ Program gradient(const Graph& g, const std::vector<std::string>& wrt) {
   Program p = lower(gradient_graph(g, wrt));
   std::vector<int> keep;
   for (auto& [name, n] : g.outputs()) keep.push_back(p.find_tensor("d" + name));
-  return autodiff::prune(std::move(p), keep);
+  p = autodiff::prune(std::move(p), keep);
+  // Outputs in the order of `wrt`, whatever order lowering made them in.
+  std::vector<int> new_id(p.tensors.size());
+  std::iota(new_id.begin(), new_id.end(), 0);
+  std::vector<int> outputs = p.outputs();
+  for (size_t k = 0; k < wrt.size(); ++k) new_id[p.find_tensor("d" + wrt[k])] = outputs[k];
+  renumber_tensors(p, new_id);
+  return p;
 }
 
 }  // namespace uops
