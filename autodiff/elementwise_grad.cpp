@@ -98,10 +98,15 @@ void binary_grad(GradContext& c, int n, Node dz) {
       // d(x/y)/dy = -x/y^2: the sign the reference design lost.
       case BinaryOp::div:
         return mul(dz, c.unary(UnaryOp::neg, c.binary(BinaryOp::div, x, mul(y, y))));
-      // x^y * log(x) is real only for x > 0; 0^y is constant (0) for y > 0.
-      case BinaryOp::pow:
-        return c.pick(c.binary(BinaryOp::lt, k(0), x),
-                      mul(dz, mul(Node{n}, c.unary(UnaryOp::log, x))), k(0));
+      // x^y * log(x) is real only for x > 0; 0^y is constant (0) for y > 0. The log reads 1
+      // where x is not positive, so the dropped branch has no infinite slope for a second
+      // derivative to multiply by zero.
+      case BinaryOp::pow: {
+        Node positive = c.binary(BinaryOp::lt, k(0), x);
+        return c.pick(positive,
+                      mul(dz, mul(Node{n}, c.unary(UnaryOp::log, c.pick(positive, x, k(1))))),
+                      k(0));
+      }
       case BinaryOp::max:
         return c.pick(le(y, x), k(0), dz);
       case BinaryOp::min:

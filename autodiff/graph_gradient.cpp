@@ -111,7 +111,8 @@ void check_free(const Graph& g, const std::string& name, const std::string& what
 
 }  // namespace
 
-Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt) {
+Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt,
+                     const std::string& prefix) {
   std::vector<int> wrt_nodes = find_wrt(g, wrt);
   const auto& nodes = g.nodes();
   int count = int(nodes.size());
@@ -136,11 +137,11 @@ Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt) {
   // d<output> for every output, shaped like it; the seed of that output's gradient.
   std::vector<std::pair<int, Node>> seeds;
   for (auto& [name, n] : g.outputs()) {
-    check_free(g, "d" + name, "the gradient of output '" + name + "'");
-    seeds.emplace_back(n, out.input_shaped("d" + name, nodes[n].shape, nodes[n].dtype));
+    check_free(g, prefix + name, "the gradient of output '" + name + "'");
+    seeds.emplace_back(n, out.input_shaped(prefix + name, nodes[n].shape, nodes[n].dtype));
   }
   for (int n : wrt_nodes)
-    check_free(g, "d" + nodes[n].name, "the gradient of '" + nodes[n].name + "'");
+    check_free(g, prefix + nodes[n].name, "the gradient of '" + nodes[n].name + "'");
 
   // Reverse order: a node's gradient is complete once every later node has contributed to it.
   for (int n = count; n-- > 0;) {
@@ -153,21 +154,21 @@ Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt) {
   for (int n : wrt_nodes) {
     Node d = needs[n] ? c.grad(n) : Node{-1};
     if (d.id < 0) d = out.iota_expr(nodes[n].shape, idx::constant(0), nodes[n].dtype);
-    out.output("d" + nodes[n].name, d);
+    out.output(prefix + nodes[n].name, d);
   }
   return out;
 }
 
-Program gradient(const Graph& g, const std::vector<std::string>& wrt) {
-  Program p = lower(gradient_graph(g, wrt));
+Program gradient(const Graph& g, const std::vector<std::string>& wrt, const std::string& prefix) {
+  Program p = lower(gradient_graph(g, wrt, prefix));
   std::vector<int> keep;
-  for (auto& [name, n] : g.outputs()) keep.push_back(p.find_tensor("d" + name));
+  for (auto& [name, n] : g.outputs()) keep.push_back(p.find_tensor(prefix + name));
   p = autodiff::prune(std::move(p), keep);
   // Outputs in the order of `wrt`, whatever order lowering made them in.
   std::vector<int> new_id(p.tensors.size());
   std::iota(new_id.begin(), new_id.end(), 0);
   std::vector<int> outputs = p.outputs();
-  for (size_t k = 0; k < wrt.size(); ++k) new_id[p.find_tensor("d" + wrt[k])] = outputs[k];
+  for (size_t k = 0; k < wrt.size(); ++k) new_id[p.find_tensor(prefix + wrt[k])] = outputs[k];
   renumber_tensors(p, new_id);
   return p;
 }

@@ -44,8 +44,11 @@ void reduce_grad(GradContext& c, int n, Node dy) {
       Node is_zero = eq(xv, k(0));
       Node z = row(g.reduce(ReduceOp::sum, axes, is_zero));
       Node p = row(g.reduce(ReduceOp::prod, axes, c.pick(is_zero, k(1), xv)));
+      // Divided by 1 where x is zero, so that no branch the ternary drops divides by zero: a
+      // second derivative would multiply that branch's infinite slope by its zero gradient.
+      Node safe_x = c.pick(is_zero, k(1), xv);
       Node others = c.pick(is_zero, c.pick(eq(z, k(1)), p, k(0)),
-                           c.pick(eq(z, k(0)), c.binary(BinaryOp::div, p, xv), k(0)));
+                           c.pick(eq(z, k(0)), c.binary(BinaryOp::div, p, safe_x), k(0)));
       contribution = c.binary(BinaryOp::mul, dyb, others);
       break;
     }

@@ -38,12 +38,16 @@ namespace uops {
 // an input d<name> per output of g (shaped like it), then the gradient nodes, each rule written
 // with uops (a reindex's gradient is a scatter, a scatter's a reindex), and an output d<input>
 // per name in `wrt`. So a gradient graph can be differentiated again, lowered, or checked as an
-// op. Throws uops::Error when a name in `wrt` is no float input of `g`, is given twice, or when
-// a gradient name d<name> is already the name of a tensor of `g`.
-Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt);
+// op. `prefix` replaces the d of every gradient's name, so a gradient of a gradient (whose
+// outputs are d<input> already) can be named apart: gradient_graph(gradient_graph(g, {"x"}, "g"),
+// {"x", "gy"}) gives dx and dgy. Throws uops::Error when a name in `wrt` is no float input of
+// `g`, is given twice, or when a gradient's name is already the name of a tensor of `g`.
+Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt,
+                     const std::string& prefix = "d");
 
 // lower(gradient_graph(g, wrt)) without the blocks and inputs the gradients do not need: the
 // program described above. Throws as gradient_graph does.
-Program gradient(const Graph& g, const std::vector<std::string>& wrt);
+Program gradient(const Graph& g, const std::vector<std::string>& wrt,
+                 const std::string& prefix = "d");
 
 }  // namespace uops
