@@ -7,9 +7,6 @@
 
 namespace uops::autodiff {
 
-namespace {
-
-// d/dx of op at x, with y = op(x), times dy.
 Node unary_derivative(GradContext& c, UnaryOp op, Node x, Node y, Node dy) {
   auto k = [&](double v) { return c.constant(x, v); };
   auto mul = [&](Node a, Node b) { return c.binary(BinaryOp::mul, a, b); };
@@ -45,8 +42,6 @@ Node unary_derivative(GradContext& c, UnaryOp op, Node x, Node y, Node dy) {
   UOPS_ASSERT(false, "unary op without a gradient");
 }
 
-}  // namespace
-
 void unary_grad(GradContext& c, int n, Node dn) {
   const UopNode& y = c.node(n);
   int x = y.operands[0];
@@ -60,14 +55,13 @@ void cast_grad(GradContext& c, int n, Node dn) {
   if (c.has_grad(x)) c.contribute(x, c.graph().cast(dn, c.node(x).dtype));
 }
 
-void binary_grad(GradContext& c, int n, Node dz) {
+Node binary_partial(GradContext& c, int n, int slot, Node dz) {
   const UopNode& z = c.node(n);
-  if (is_comparison(z.bop)) return;
   Node x{z.operands[0]}, y{z.operands[1]};
   auto k = [&](double v) { return c.constant(x, v); };
   auto mul = [&](Node a, Node b) { return c.binary(BinaryOp::mul, a, b); };
   auto le = [&](Node a, Node b) { return c.binary(BinaryOp::le, a, b); };
-  auto to_x = [&]() -> Node {
+  if (slot == 0) {
     switch (z.bop) {
       case BinaryOp::add:
       case BinaryOp::sub:
@@ -85,9 +79,7 @@ void binary_grad(GradContext& c, int n, Node dz) {
       default:
         break;
     }
-    UOPS_ASSERT(false, "binary op without a gradient");
-  };
-  auto to_y = [&]() -> Node {
+  } else {
     switch (z.bop) {
       case BinaryOp::add:
         return dz;
@@ -114,11 +106,17 @@ void binary_grad(GradContext& c, int n, Node dz) {
       default:
         break;
     }
-    UOPS_ASSERT(false, "binary op without a gradient");
-  };
+  }
+  UOPS_ASSERT(false, "binary op without a gradient");
+}
+
+void binary_grad(GradContext& c, int n, Node dz) {
+  const UopNode& z = c.node(n);
+  if (is_comparison(z.bop)) return;
   // x and y may be one node (x * x): both contributions add up in its gradient.
-  if (c.has_grad(x.id)) c.contribute(x.id, to_x());
-  if (c.has_grad(y.id)) c.contribute(y.id, to_y());
+  for (int slot : {0, 1})
+    if (c.has_grad(z.operands[slot]))
+      c.contribute(z.operands[slot], binary_partial(c, n, slot, dz));
 }
 
 void ternary_grad(GradContext& c, int n, Node dn) {

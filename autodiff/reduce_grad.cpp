@@ -17,10 +17,9 @@ namespace uops::autodiff {
 
 using namespace ir;
 
-void reduce_grad(GradContext& c, int n, Node dy) {
+Node reduce_partial(GradContext& c, int n, Node v) {
   const UopNode& y = c.node(n);
   int x = y.operands[0];
-  if (is_arg_reduce(y.rop) || !c.has_grad(x)) return;
   Graph& g = c.graph();
   const std::vector<Index> shape = c.node(x).shape;
   const std::vector<int> axes = y.axes;
@@ -29,15 +28,15 @@ void reduce_grad(GradContext& c, int n, Node dy) {
   auto k = [&](double v) { return c.constant(xv, v); };
   auto row = [&](Node r) { return c.broadcast(r, shape, axes); };
   auto eq = [&](Node a, Node b) { return c.binary(BinaryOp::eq, a, b); };
-  Node dyb = row(dy), contribution;
+  Node contribution;
   switch (y.rop) {
     case ReduceOp::sum:
-      contribution = dyb;
+      contribution = v;
       break;
     case ReduceOp::mean: {
       Index count = idx::constant(1);
       for (int a : axes) count = idx::mul(count, shape[a]);
-      contribution = c.binary(BinaryOp::div, dyb, g.iota_expr(shape, count, dtype));
+      contribution = c.binary(BinaryOp::div, v, g.iota_expr(shape, count, dtype));
       break;
     }
     case ReduceOp::prod: {
@@ -49,7 +48,7 @@ void reduce_grad(GradContext& c, int n, Node dy) {
       Node safe_x = c.pick(is_zero, k(1), xv);
       Node others = c.pick(is_zero, c.pick(eq(z, k(1)), p, k(0)),
                            c.pick(eq(z, k(0)), c.binary(BinaryOp::div, p, safe_x), k(0)));
-      contribution = c.binary(BinaryOp::mul, dyb, others);
+      contribution = c.binary(BinaryOp::mul, v, others);
       break;
     }
     case ReduceOp::max:
@@ -58,13 +57,20 @@ void reduce_grad(GradContext& c, int n, Node dy) {
       Index position = idx::constant(0);
       for (int a : axes) position = idx::add(idx::mul(position, shape[a]), idx::var(a));
       Node at_first = eq(g.iota_expr(shape, position, dtype), g.cast(row(first), dtype));
-      contribution = c.pick(at_first, dyb, k(0));
+      contribution = c.pick(at_first, v, k(0));
       break;
     }
     default:
       UOPS_ASSERT(false, "reduce op without a gradient");
   }
-  c.contribute(x, contribution);
+  return contribution;
+}
+
+void reduce_grad(GradContext& c, int n, Node dy) {
+  const UopNode& y = c.node(n);
+  int x = y.operands[0];
+  if (is_arg_reduce(y.rop) || !c.has_grad(x)) return;
+  c.contribute(x, reduce_partial(c, n, c.broadcast(dy, c.node(x).shape, y.axes)));
 }
 
 }  // namespace uops::autodiff

@@ -17,4 +17,13 @@ void binary_grad(GradContext& c, int n, Node dn);
 void ternary_grad(GradContext& c, int n, Node dn);
 void reduce_grad(GradContext& c, int n, Node dn);
 
+// The partial derivatives the rules share with forward mode, each linear in its last argument
+// (elementwise Jacobians are diagonal, so one formula serves both directions):
+//   d * op'(x), with y = op(x);
+Node unary_derivative(GradContext& c, UnaryOp op, Node x, Node y, Node d);
+//   d * dz/d(operand `slot`) of binary node n;
+Node binary_partial(GradContext& c, int n, int slot, Node d);
+//   v * dy/dx[i] over the input's shape of reduce node n (for a reduction over the same axes).
+Node reduce_partial(GradContext& c, int n, Node v);
+
 }  // namespace uops::autodiff
