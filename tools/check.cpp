@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 #include "uops/backends/backends.h"
 #include "uops/backends/cuda/cuda_backend.h"
 #include "uops/error.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/oracle/harness.h"
 #include "uops/passes/pipeline.h"
 
@@ -50,7 +52,15 @@ oracle::Shapes parse_shapes(const std::vector<std::string>& items) {
 
 int check(const CheckArgs& a) {
   std::vector<const OpDef*> ops;
-  for (auto& name : a.ops) ops.push_back(&find_op(name));
+  std::deque<OpDef> gradients;  // grad:OP, the gradient of OP as an op
+  for (auto& name : a.ops) {
+    if (name.rfind("grad:", 0) == 0) {
+      gradients.push_back(gradient_op(find_op(name.substr(5))));
+      ops.push_back(&gradients.back());
+    } else {
+      ops.push_back(&find_op(name));
+    }
+  }
   if (ops.empty())
     for (auto& op : all_ops()) ops.push_back(&op);
   std::vector<std::string> available = available_backends();
