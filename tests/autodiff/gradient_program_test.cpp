@@ -123,9 +123,10 @@ TEST(GradientProgram, ForwardBlocksComeFirstThenGradientsInReverseOrderScattersI
   verify_or_throw(p, "gradient");
   std::vector<std::string> origins;
   for (auto& b : p.blocks) origins.push_back(b.origin);
-  // c's reindex is a scatter into the reduction's gradient; the sum's gradient is a broadcast
-  // (a reindex), the product's two are products, and a and b's reindexes scatter again.
-  EXPECT_EQ(origins, (std::vector<std::string>{"reindex", "reindex", "scatter", "reindex", "mul",
+  // c's reindex only drops the reduced axis of size 1: its gradient gathers dc back (a reindex);
+  // the sum's gradient is a broadcast (a reindex), the product's two are products, and a and b's
+  // reindexes, which broadcast, scatter.
+  EXPECT_EQ(origins, (std::vector<std::string>{"reindex", "reindex", "reindex", "reindex", "mul",
                                                "mul", "scatter", "scatter"}));
   // A scatter accumulates into a tensor nothing wrote before: tensors start at zero, so no block
   // zeroes it.
@@ -137,6 +138,19 @@ TEST(GradientProgram, ForwardBlocksComeFirstThenGradientsInReverseOrderScattersI
           EXPECT_NE(w.tensor, s.tensor)
               << p.tensors[s.tensor].name << " written before block " << k;
     }
+}
+
+// A reindex that only permutes axes is a bijection: its gradient is the inverse permutation,
+// assigned in the gradient's own order, not a strided scatter into zeros.
+TEST(GradientProgram, ATransposeGradientIsATranspose) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  g.output("y", g.reindex(x, {"dA1", "dA0"}, {"i1", "i0"}));
+  Program p = optimize(gradient(g, {"x"}));
+  ASSERT_EQ(p.blocks.size(), 1u);
+  const Stmt& s = p.blocks[0].loops.back().stmts.at(0);
+  EXPECT_EQ(s.kind, StmtKind::assign) << print(p);
+  EXPECT_EQ(print(p).find("sum="), std::string::npos) << print(p);
 }
 
 TEST(GradientProgram, RejectsWhatHasNoGradient) {
