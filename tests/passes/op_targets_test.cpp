@@ -74,8 +74,7 @@ TEST(OpTargets, MatmulGradientSplitsIntoTwoContractions) {
                       "      da[v0, v2] = c0\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("db[v26, v25] sum= (dc[v24, v25] * a[v24, v26])"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("db[v26, v25] sum= (dc[v24, v25] * a[v24, v26])"), std::string::npos) << text;
   TensorMap in;
   for (auto& [name, shape] :
        std::map<std::string, std::vector<int64_t>>{{"a", {5, 7}}, {"b", {7, 3}}, {"dc", {5, 3}}}) {
