@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "support/loop_programs.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/passes/pipeline.h"
 
 namespace uops {
@@ -26,6 +27,28 @@ TEST(Bounds, ProvesShiftsAndFoldsFillReads) {
   EXPECT_NE(text.find("padded[v1 + 1] + 3"), std::string::npos) << text;
   EXPECT_EQ(text.find("y?"), std::string::npos) << text;
   expect_same(p, q, {{"x", ramp(DType::f32, {5})}});
+}
+
+}  // namespace
+}  // namespace uops
+
+namespace uops {
+namespace {
+
+// An axis asserted equal to an expression over other axes (a gradient's dy is shaped like y) is
+// bounded by that expression: avgpool2d's gradient reads dy over y's loop ranges unchecked.
+TEST(Bounds, AnAxisAssertedEqualToAnExpressionHasItsBounds) {
+  Program p = optimize(gradient_program(find_op("avgpool2d"), DType::f32));
+  int dy = p.find_tensor("dy"), loads = 0;
+  for (auto& b : p.blocks)
+    for (auto& l : b.loops)
+      for (auto& s : l.stmts)
+        ir::for_each_load(s.value, [&](const ir::ValueNode& v) {
+          if (v.tensor != dy) return;
+          ++loads;
+          EXPECT_FALSE(v.checked) << ir::print(p);
+        });
+  EXPECT_GT(loads, 0);
 }
 
 }  // namespace
