@@ -87,7 +87,7 @@ TEST(ThirdDerivative, SoftmaxMatchesFiniteDifferencesOfTheSecond) {
 
 int trials() {
   const char* env = std::getenv("UOPS_AUTODIFF_TRIALS");
-  return env ? std::atoi(env) : 60;
+  return env ? std::atoi(env) : 40;
 }
 
 // Random graphs (tensors used several times, padding, reductions, selects, iotas and casts):
