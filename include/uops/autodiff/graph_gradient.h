@@ -1,4 +1,5 @@
-// Reverse-mode automatic differentiation of a uop graph into one loop program (docs/design.md
+// Reverse-mode automatic differentiation of a uop graph, into a uop graph (so gradients can be
+// differentiated again, composed and oracle-checked) and into its loop program (docs/design.md
 // §3.6).
 //
 // The gradient program of `g` with respect to the inputs named in `wrt`:
@@ -8,19 +9,20 @@
 //            an axis needs that axis' size); unread inputs are left out, so callers pass only
 //            what the gradient needs;
 //   outputs  d<input> for every input in `wrt`, shaped like that input.
-// Forward blocks come first, in topological order (the gradient recomputes what it needs from
-// the inputs), then the gradient blocks in reverse order. A tensor used several times gets a
-// gradient zeroed once, just before its first contribution, that every use accumulates into
-// (as does one written by a scatter: reindex, select); one whose single contribution writes
-// every element is assigned directly, so the passes can substitute it away. Blocks
-// that no requested gradient depends on are dropped; the result is otherwise unoptimized (run
-// passes/pipeline.h on it).
+// Forward nodes come first, in topological order (the gradient recomputes what it needs from
+// the inputs), then the gradient nodes in reverse order. A node used several times gets the sum
+// of its contributions: elementwise ones are added as they come, scatters (the gradients of
+// reindex and select) last, so lowering accumulates them into the sum's one tensor. In the
+// program, blocks that no requested gradient depends on are dropped; it is otherwise
+// unoptimized (run passes/pipeline.h on it).
 //
 // Conventions where the derivative is not defined:
 //   max, min (binary)    a tie goes to the first operand, as `a >= b ? a : b` picks it;
 //   reduce max, min      all of it goes to the first extremal element (argmax's first index);
 //   reduce prod          the product of the other elements, exact at zeros;
 //   pow                  the exponent gets 0 where the base is not positive;
+//   (a branch a ternary drops never divides by zero or takes log of x <= 0, so a second
+//   derivative sees no infinite slope times zero)
 //   abs                  0 at 0; floor, comparisons and arg-reductions give no gradient;
 //   ternary, select      no gradient to the condition or to the i32 index; a select index out of
 //                        range contributes nothing, as a reindex fill position does.
