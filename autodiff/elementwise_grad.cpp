@@ -1,164 +1,130 @@
-// Gradients of the elementwise uops: one block per operand, dx[i] += dy[i] * y'(x)[i].
-// Derivatives are written over the forward values x and y where that is cheaper (exp' = y).
-// max/min send a tie to the first operand, as `a >= b ? a : b` selects it; comparisons and
-// floor have no gradient; a ternary's condition gets none; a cast passes the gradient between
-// float types.
+// Gradients of the elementwise uops: dx = dy * y'(x), as elementwise nodes. Derivatives are
+// written over the forward values x and y where that is cheaper (exp' = y). max/min send a tie
+// to the first operand, as `a >= b ? a : b` selects it; comparisons and floor have no gradient;
+// a ternary's condition gets none; a cast passes the gradient between float types.
 #include "rules.h"
 #include "uops/error.h"
 
 namespace uops::autodiff {
 
-using namespace ir;
-
-namespace {
-
-Value c(double v) {
-  return val::constant(v);
-}
-Value neg(Value a) {
-  return val::unary(UnaryOp::neg, std::move(a));
-}
-Value mul(Value a, Value b) {
-  return val::binary(BinaryOp::mul, std::move(a), std::move(b));
-}
-Value div(Value a, Value b) {
-  return val::binary(BinaryOp::div, std::move(a), std::move(b));
-}
-Value sub(Value a, Value b) {
-  return val::binary(BinaryOp::sub, std::move(a), std::move(b));
-}
-Value lt(Value a, Value b) {
-  return val::binary(BinaryOp::lt, std::move(a), std::move(b));
-}
-Value le(Value a, Value b) {
-  return val::binary(BinaryOp::le, std::move(a), std::move(b));
-}
-Value pick(Value cond, Value a, Value b) {
-  return val::ternary(std::move(cond), std::move(a), std::move(b));
-}
-
-// Accumulates `contribution(vars)` into the gradient of `operand` over n's shape.
-template <typename F>
-void contribute(GradContext& g, int n, int operand, const std::string& origin, F contribution) {
-  if (!g.has_grad(operand)) return;
-  Block b;
-  std::vector<Index> vars = g.nest(b, g.shape(n));
-  g.contribute(b, operand, vars, contribution(vars), true);
-  g.emit(std::move(b), origin);
-}
-
-// d/dx of op at x, with y = op(x), times dy.
-Value unary_derivative(UnaryOp op, Value x, Value y, Value dy) {
+Node unary_derivative(GradContext& c, UnaryOp op, Node x, Node y, Node dy) {
+  auto k = [&](double v) { return c.constant(x, v); };
+  auto mul = [&](Node a, Node b) { return c.binary(BinaryOp::mul, a, b); };
+  auto sub = [&](Node a, Node b) { return c.binary(BinaryOp::sub, a, b); };
+  auto lt = [&](Node a, Node b) { return c.binary(BinaryOp::lt, a, b); };
+  auto neg = [&](Node a) { return c.unary(UnaryOp::neg, a); };
   switch (op) {
     case UnaryOp::neg:
       return neg(dy);
     case UnaryOp::abs:
-      return mul(dy, sub(lt(c(0), x), lt(x, c(0))));
+      return mul(dy, sub(lt(k(0), x), lt(x, k(0))));
     case UnaryOp::exp:
       return mul(dy, y);
     case UnaryOp::log:
-      return div(dy, x);
+      return c.binary(BinaryOp::div, dy, x);
     case UnaryOp::sqrt:
-      return div(mul(dy, c(0.5)), y);
+      return c.binary(BinaryOp::div, mul(dy, k(0.5)), y);
     case UnaryOp::rsqrt:
-      return mul(dy, mul(c(-0.5), mul(y, mul(y, y))));
+      return mul(dy, mul(k(-0.5), mul(y, mul(y, y))));
     case UnaryOp::recip:
       return neg(mul(dy, mul(y, y)));
     case UnaryOp::tanh:
-      return mul(dy, sub(c(1), mul(y, y)));
+      return mul(dy, sub(k(1), mul(y, y)));
     case UnaryOp::sigmoid:
-      return mul(dy, mul(y, sub(c(1), y)));
+      return mul(dy, mul(y, sub(k(1), y)));
     case UnaryOp::sin:
-      return mul(dy, val::unary(UnaryOp::cos, x));
+      return mul(dy, c.unary(UnaryOp::cos, x));
     case UnaryOp::cos:
-      return neg(mul(dy, val::unary(UnaryOp::sin, x)));
+      return neg(mul(dy, c.unary(UnaryOp::sin, x)));
     case UnaryOp::floor:
       break;
   }
   UOPS_ASSERT(false, "unary op without a gradient");
 }
 
-}  // namespace
-
-void unary_grad(GradContext& g, int n) {
-  const UopNode& y = g.node(n);
-  if (y.uop == UnaryOp::floor) return;
+void unary_grad(GradContext& c, int n, Node dn) {
+  const UopNode& y = c.node(n);
   int x = y.operands[0];
-  contribute(g, n, x, std::string("grad of ") + op_name(y.uop), [&](const std::vector<Index>& v) {
-    return unary_derivative(y.uop, g.value(x, v), g.value(n, v), g.grad(n, v));
-  });
+  if (y.uop == UnaryOp::floor || !c.has_grad(x)) return;
+  c.contribute(x, unary_derivative(c, y.uop, Node{x}, Node{n}, dn));
 }
 
-// Between float types the gradient passes through (converted by the store); an i32 end has none.
-void cast_grad(GradContext& g, int n) {
-  contribute(g, n, g.node(n).operands[0], "grad of cast",
-             [&](const std::vector<Index>& v) { return g.grad(n, v); });
+// Between float types the gradient passes through, converted; an i32 end has none.
+void cast_grad(GradContext& c, int n, Node dn) {
+  int x = c.node(n).operands[0];
+  if (c.has_grad(x)) c.contribute(x, c.graph().cast(dn, c.node(x).dtype));
 }
 
-void binary_grad(GradContext& g, int n) {
-  const UopNode& z = g.node(n);
-  if (is_comparison(z.bop)) return;
-  int x = z.operands[0], y = z.operands[1];
-  std::string origin = std::string("grad of ") + op_name(z.bop);
-  auto to_x = [&](const std::vector<Index>& v) -> Value {
-    Value dz = g.grad(n, v), xv = g.value(x, v), yv = g.value(y, v);
+Node binary_partial(GradContext& c, int n, int slot, Node dz) {
+  const UopNode& z = c.node(n);
+  Node x{z.operands[0]}, y{z.operands[1]};
+  auto k = [&](double v) { return c.constant(x, v); };
+  auto mul = [&](Node a, Node b) { return c.binary(BinaryOp::mul, a, b); };
+  auto le = [&](Node a, Node b) { return c.binary(BinaryOp::le, a, b); };
+  if (slot == 0) {
     switch (z.bop) {
       case BinaryOp::add:
       case BinaryOp::sub:
         return dz;
       case BinaryOp::mul:
-        return mul(dz, yv);
+        return mul(dz, y);
       case BinaryOp::div:
-        return div(dz, yv);
+        return c.binary(BinaryOp::div, dz, y);
       case BinaryOp::pow:
-        return mul(dz, mul(yv, val::binary(BinaryOp::pow, xv, sub(yv, c(1)))));
+        return mul(dz, mul(y, c.binary(BinaryOp::pow, x, c.binary(BinaryOp::sub, y, k(1)))));
       case BinaryOp::max:
-        return pick(le(yv, xv), dz, c(0));  // x >= y, also false on NaN
+        return c.pick(le(y, x), dz, k(0));  // x >= y, also false on NaN
       case BinaryOp::min:
-        return pick(le(xv, yv), dz, c(0));
+        return c.pick(le(x, y), dz, k(0));
       default:
         break;
     }
-    UOPS_ASSERT(false, "binary op without a gradient");
-  };
-  auto to_y = [&](const std::vector<Index>& v) -> Value {
-    Value dz = g.grad(n, v), xv = g.value(x, v), yv = g.value(y, v);
+  } else {
     switch (z.bop) {
       case BinaryOp::add:
         return dz;
       case BinaryOp::sub:
-        return neg(dz);
+        return c.unary(UnaryOp::neg, dz);
       case BinaryOp::mul:
-        return mul(dz, xv);
+        return mul(dz, x);
       // d(x/y)/dy = -x/y^2: the sign the reference design lost.
       case BinaryOp::div:
-        return mul(dz, neg(div(xv, mul(yv, yv))));
-      // x^y * log(x) is real only for x > 0; 0^y is constant (0) for y > 0.
-      case BinaryOp::pow:
-        return pick(lt(c(0), xv), mul(dz, mul(g.value(n, v), val::unary(UnaryOp::log, xv))), c(0));
+        return mul(dz, c.unary(UnaryOp::neg, c.binary(BinaryOp::div, x, mul(y, y))));
+      // x^y * log(x) is real only for x > 0; 0^y is constant (0) for y > 0. The log reads 1
+      // where x is not positive, so the dropped branch has no infinite slope for a second
+      // derivative to multiply by zero.
+      case BinaryOp::pow: {
+        Node positive = c.binary(BinaryOp::lt, k(0), x);
+        return c.pick(positive,
+                      mul(dz, mul(Node{n}, c.unary(UnaryOp::log, c.pick(positive, x, k(1))))),
+                      k(0));
+      }
       case BinaryOp::max:
-        return pick(le(yv, xv), c(0), dz);
+        return c.pick(le(y, x), k(0), dz);
       case BinaryOp::min:
-        return pick(le(xv, yv), c(0), dz);
+        return c.pick(le(x, y), k(0), dz);
       default:
         break;
     }
-    UOPS_ASSERT(false, "binary op without a gradient");
-  };
-  // x and y may be one tensor (x * x): both contributions accumulate into it.
-  contribute(g, n, x, origin + " to x", to_x);
-  contribute(g, n, y, origin + " to y", to_y);
+  }
+  UOPS_ASSERT(false, "binary op without a gradient");
 }
 
-void ternary_grad(GradContext& g, int n) {
-  const UopNode& t = g.node(n);
-  int cond = t.operands[0], a = t.operands[1], b = t.operands[2];
-  contribute(g, n, a, "grad of ternary to a", [&](const std::vector<Index>& v) {
-    return pick(g.value(cond, v), g.grad(n, v), c(0));
-  });
-  contribute(g, n, b, "grad of ternary to b", [&](const std::vector<Index>& v) {
-    return pick(g.value(cond, v), c(0), g.grad(n, v));
-  });
+void binary_grad(GradContext& c, int n, Node dz) {
+  const UopNode& z = c.node(n);
+  if (is_comparison(z.bop)) return;
+  // x and y may be one node (x * x): both contributions add up in its gradient.
+  for (int slot : {0, 1})
+    if (c.has_grad(z.operands[slot]))
+      c.contribute(z.operands[slot], binary_partial(c, n, slot, dz));
+}
+
+void ternary_grad(GradContext& c, int n, Node dn) {
+  const UopNode& t = c.node(n);
+  Node cond{t.operands[0]};
+  int a = t.operands[1], b = t.operands[2];
+  if (c.has_grad(a)) c.contribute(a, c.pick(cond, dn, c.constant(dn, 0)));
+  if (c.has_grad(b)) c.contribute(b, c.pick(cond, c.constant(dn, 0), dn));
 }
 
 }  // namespace uops::autodiff

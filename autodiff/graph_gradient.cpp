@@ -1,11 +1,12 @@
 #include "uops/autodiff/graph_gradient.h"
 
 #include <algorithm>
-#include <map>
+#include <numeric>
 
 #include "prune.h"
 #include "rules.h"
 #include "uops/error.h"
+#include "uops/ir/analysis.h"
 #include "uops/ir/lower.h"
 
 namespace uops {
@@ -16,11 +17,23 @@ namespace {
 
 using autodiff::GradContext;
 
+// Whether a reindex reads only its fill (a constant, `Graph::fill`): an index that is a negative
+// constant is outside on every element.
+bool reads_only_fill(const UopNode& n) {
+  for (auto& e : n.index) {
+    int64_t v;
+    if (is_const(e, &v) && v < 0) return true;
+  }
+  return false;
+}
+
 // Whether operand `slot` of `n` receives a gradient from it: exactly the edges the rules
 // contribute along.
 bool differentiable_edge(const Graph& g, const UopNode& n, int slot) {
   if (!is_float(n.dtype) || !is_float(g.nodes()[n.operands[slot]].dtype)) return false;
   switch (n.kind) {
+    case UopKind::reindex:
+      return !reads_only_fill(n);
     case UopKind::unary:
       return n.uop != UnaryOp::floor;
     case UopKind::binary:
@@ -30,34 +43,38 @@ bool differentiable_edge(const Graph& g, const UopNode& n, int slot) {
     case UopKind::reduce:
       return !is_arg_reduce(n.rop);
     case UopKind::select:
+    case UopKind::scatter:
       return slot == 0;
     default:
       return true;
   }
 }
 
-void rule(GradContext& c, int n) {
+void rule(GradContext& c, int n, Node dn) {
   switch (c.node(n).kind) {
     case UopKind::reindex:
-      autodiff::reindex_grad(c, n);
+      autodiff::reindex_grad(c, n, dn);
+      break;
+    case UopKind::scatter:
+      autodiff::scatter_grad(c, n, dn);
       break;
     case UopKind::unary:
-      autodiff::unary_grad(c, n);
+      autodiff::unary_grad(c, n, dn);
       break;
     case UopKind::binary:
-      autodiff::binary_grad(c, n);
+      autodiff::binary_grad(c, n, dn);
       break;
     case UopKind::ternary:
-      autodiff::ternary_grad(c, n);
+      autodiff::ternary_grad(c, n, dn);
       break;
     case UopKind::reduce:
-      autodiff::reduce_grad(c, n);
+      autodiff::reduce_grad(c, n, dn);
       break;
     case UopKind::select:
-      autodiff::select_grad(c, n);
+      autodiff::select_grad(c, n, dn);
       break;
     case UopKind::cast:
-      autodiff::cast_grad(c, n);
+      autodiff::cast_grad(c, n, dn);
       break;
     case UopKind::input:
     case UopKind::iota:
@@ -82,30 +99,27 @@ std::vector<int> find_wrt(const Graph& g, const std::vector<std::string>& wrt) {
   return out;
 }
 
-int named_tensor(GradContext& c, const std::string& name, const std::string& what, DType dtype,
-                 std::vector<Index> shape, Role role) {
-  if (c.program().find_tensor(name) >= 0)
+// A gradient's name must not be a tensor name of the graph already.
+void check_free(const Graph& g, const std::string& name, const std::string& what) {
+  bool taken = false;
+  for (auto& n : g.nodes()) taken |= n.kind == UopKind::input && n.name == name;
+  for (auto& [out, id] : g.outputs()) taken |= out == name;
+  if (taken)
     throw Error("gradient: " + what + " would be named '" + name +
                 "', which is already a tensor of the graph");
-  return c.new_tensor(name, dtype, std::move(shape), role);
 }
 
 }  // namespace
 
-Program gradient(const Graph& g, const std::vector<std::string>& wrt) {
+Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt,
+                     const std::string& prefix) {
   std::vector<int> wrt_nodes = find_wrt(g, wrt);
   const auto& nodes = g.nodes();
   int count = int(nodes.size());
-  std::vector<int> value;
-  Program p = lower(g, &value);
-  // The forward outputs are recomputed as temporaries: the gradient's outputs are d<input>.
-  for (auto& t : p.tensors)
-    if (t.role == Role::output) t.role = Role::temporary;
-  GradContext c(g, p, value);
 
   // A node gets a gradient when it depends on a requested input and an output depends on it,
   // both along differentiable edges.
-  std::vector<bool> from_wrt(count, false), to_out(count, false);
+  std::vector<bool> from_wrt(count, false), to_out(count, false), needs(count, false);
   for (int n : wrt_nodes) from_wrt[n] = true;
   for (int n = 0; n < count; ++n)
     for (size_t k = 0; k < nodes[n].operands.size(); ++k)
@@ -116,64 +130,47 @@ Program gradient(const Graph& g, const std::vector<std::string>& wrt) {
     if (to_out[n])
       for (size_t k = 0; k < nodes[n].operands.size(); ++k)
         if (differentiable_edge(g, nodes[n], int(k))) to_out[nodes[n].operands[k]] = true;
-  auto needs = [&](int n) { return from_wrt[n] && to_out[n]; };
+  for (int n = 0; n < count; ++n) needs[n] = from_wrt[n] && to_out[n];
 
-  // d<output> inputs, asserted to have the outputs' shapes.
-  std::vector<int> d_inputs;
-  std::map<int, std::vector<int>> seeds;
+  Graph out = g.without_outputs();
+  GradContext c(g, out, needs);
+  // d<output> for every output, shaped like it; the seed of that output's gradient.
+  std::vector<std::pair<int, Node>> seeds;
   for (auto& [name, n] : g.outputs()) {
-    std::vector<Index> shape = c.shape(n);
-    int t = named_tensor(c, "d" + name, "the gradient of output '" + name + "'", nodes[n].dtype,
-                         shape, Role::input);
-    for (size_t a = 0; a < shape.size(); ++a)
-      p.equalities.push_back({idx::dim(t, int(a)), shape[a]});
-    d_inputs.push_back(t);
-    if (needs(n)) seeds[n].push_back(t);
-  }
-
-  // Gradient tensors: d<input> for the requested inputs; d<output> itself for a node whose only
-  // contribution it is; a temporary otherwise.
-  std::vector<int> contributions(count, 0);
-  for (int n = 0; n < count; ++n) {
-    contributions[n] += int(seeds[n].size());
-    if (needs(n))
-      for (size_t k = 0; k < nodes[n].operands.size(); ++k)
-        if (differentiable_edge(g, nodes[n], int(k))) ++contributions[nodes[n].operands[k]];
+    check_free(g, prefix + name, "the gradient of output '" + name + "'");
+    seeds.emplace_back(n, out.input_shaped(prefix + name, nodes[n].shape, nodes[n].dtype));
   }
   for (int n : wrt_nodes)
-    c.set_grad(n,
-               named_tensor(c, "d" + nodes[n].name, "the gradient of '" + nodes[n].name + "'",
-                            nodes[n].dtype, c.shape(n), Role::output),
-               contributions[n]);
-  std::vector<bool> aliased(count, false);
-  for (int n = 0; n < count; ++n) {
-    if (!needs(n) || c.has_grad(n)) continue;
-    aliased[n] = contributions[n] == 1 && seeds[n].size() == 1;
-    if (aliased[n])
-      c.set_grad(n, seeds[n][0], 1);
-    else
-      c.set_grad(n,
-                 c.new_tensor(c.unique_name("grad_" + p.tensors[value[n]].name), nodes[n].dtype,
-                              c.shape(n), Role::temporary),
-                 contributions[n]);
-  }
+    check_free(g, prefix + nodes[n].name, "the gradient of '" + nodes[n].name + "'");
 
-  // Gradient blocks in reverse order: a node's gradient is complete once every later node has
-  // contributed to it.
+  // Reverse order: a node's gradient is complete once every later node has contributed to it.
   for (int n = count; n-- > 0;) {
-    if (!needs(n)) continue;
-    if (!aliased[n])
-      for (int d : seeds[n]) {
-        Block b;
-        std::vector<Index> vars = c.nest(b, c.shape(n));
-        c.contribute(b, n, vars, val::load(d, vars), true);
-        c.emit(std::move(b), "grad from " + p.tensors[d].name);
-      }
-    rule(c, n);
+    if (!needs[n]) continue;
+    for (auto& [m, seed] : seeds)
+      if (m == n) c.contribute(n, seed);
+    rule(c, n, c.grad(n));
   }
-  // A requested input no output depends on has a zero gradient.
-  for (int n : wrt_nodes) c.ensure_written(n);
-  return autodiff::prune(std::move(p), d_inputs);
+  // A requested input no output depends on has a zero gradient, which reads nothing (an iota).
+  for (int n : wrt_nodes) {
+    Node d = needs[n] ? c.grad(n) : Node{-1};
+    if (d.id < 0) d = out.iota_expr(nodes[n].shape, idx::constant(0), nodes[n].dtype);
+    out.output(prefix + nodes[n].name, d);
+  }
+  return out;
+}
+
+Program gradient(const Graph& g, const std::vector<std::string>& wrt, const std::string& prefix) {
+  Program p = lower(gradient_graph(g, wrt, prefix));
+  std::vector<int> keep;
+  for (auto& [name, n] : g.outputs()) keep.push_back(p.find_tensor(prefix + name));
+  p = autodiff::prune(std::move(p), keep);
+  // Outputs in the order of `wrt`, whatever order lowering made them in.
+  std::vector<int> new_id(p.tensors.size());
+  std::iota(new_id.begin(), new_id.end(), 0);
+  std::vector<int> outputs = p.outputs();
+  for (size_t k = 0; k < wrt.size(); ++k) new_id[p.find_tensor(prefix + wrt[k])] = outputs[k];
+  renumber_tensors(p, new_id);
+  return p;
 }
 
 }  // namespace uops

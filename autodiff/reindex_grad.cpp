@@ -1,42 +1,66 @@
-// y[i] = x[index(i)]  =>  dx[index(i)] += dy[i]. A fill position indexes outside x, and a store
-// outside a tensor does nothing, so fill positions contribute nothing; positions of x that
-// several outputs read receive the sum.
+// A gather's gradient is a scatter-add, and a scatter-add's gradient is a gather:
+//   reindex  y[i] = x[index(i)]               =>  dx = scatter(dy): dx[index(i)] += dy[i]
+//   scatter  y[index(i)] += x[i]              =>  dx[i] = dy[index(i)] (a reindex, fill 0)
+//   select   y[i] = x[i, axis -> index[i]]    =>  dx[i, axis -> index[i]] += dy[i] (a scatter)
+//   scatter  y[i, axis -> index[i]] += x[i]   =>  dx = select(axis, dy, index)
+// A fill position or an index out of range lands outside the tensor, where a store does nothing
+// and a load reads 0: it contributes nothing either way. The i32 index gets no gradient.
+// A reindex that only permutes axes (and drops axes of size 1) is a bijection: its gradient is
+// the gather of the inverse permutation, which writes every element once in the gradient's own
+// order (a transpose's gradient is a transpose, not a strided scatter).
+#include <optional>
+
 #include "rules.h"
-#include "uops/error.h"
 
 namespace uops::autodiff {
 
 using namespace ir;
 
-void reindex_grad(GradContext& c, int n) {
-  int x = c.node(n).operands[0];
-  if (!c.has_grad(x)) return;
-  // The index in program form is the one the forward block loads with.
-  const Block* forward = nullptr;
-  for (auto& b : c.program().blocks)
-    for (auto& s : b.loops.back().stmts)
-      if (s.kind == StmtKind::assign && s.tensor == c.value_tensor(n)) forward = &b;
-  UOPS_ASSERT(forward && forward->loops.back().stmts.size() == 1 &&
-                  forward->loops.back().stmts[0].value->kind == ValueKind::Load,
-              "no forward block for a reindex");
-  std::vector<int> old_vars;
-  for (auto& l : forward->loops) old_vars.push_back(l.var);
-  std::vector<Index> from = forward->loops.back().stmts[0].value->index;
+namespace {
 
-  Block b;
-  std::vector<Index> vars = c.nest(b, c.shape(n));
-  UOPS_ASSERT(b.loops.size() == old_vars.size(), "reindex block of another rank");
-  std::vector<Index> at;
-  for (auto& e : from)
-    at.push_back(rewrite(e, [&](const Index& leaf) -> Index {
-      if (leaf->kind != IndexKind::Var) return nullptr;
-      for (size_t k = 0; k < old_vars.size(); ++k)
-        if (leaf->var == old_vars[k]) return idx::var(b.loops[k].var);
-      return nullptr;
-    }));
-  // A scatter: fill positions and strides leave elements of dx unwritten.
-  c.contribute(b, x, std::move(at), c.grad(n, vars), false);
-  c.emit(std::move(b), "grad of reindex");
+// The inverse of a reindex that maps y's axes one to one onto x's axes of equal size, x's other
+// axes being read at 0 and of size 1; none when it is no such bijection.
+std::optional<std::vector<Index>> inverse_permutation(const UopNode& y, const UopNode& x) {
+  std::vector<Index> inverse(y.shape.size());
+  for (size_t a = 0; a < y.index.size(); ++a) {
+    const Index& e = y.index[a];
+    int64_t v;
+    if (is_const(e, &v) && v == 0 && is_const(x.shape[a], &v) && v == 1) continue;
+    if (e->kind != IndexKind::Var || inverse[e->var] || !equal(y.shape[e->var], x.shape[a]))
+      return std::nullopt;
+    inverse[e->var] = idx::var(int(a));
+  }
+  for (auto& i : inverse)
+    if (!i) return std::nullopt;
+  return inverse;
+}
+
+}  // namespace
+
+void reindex_grad(GradContext& c, int n, Node dn) {
+  const UopNode& y = c.node(n);
+  int x = y.operands[0];
+  if (!c.has_grad(x)) return;
+  std::optional<std::vector<Index>> inverse = inverse_permutation(y, c.node(x));
+  c.contribute(x, inverse ? c.graph().reindex_expr(dn, c.node(x).shape, std::move(*inverse), 0.0)
+                          : c.graph().scatter_expr(dn, c.node(x).shape, y.index));
+}
+
+void select_grad(GradContext& c, int n, Node dn) {
+  const UopNode& y = c.node(n);
+  int x = y.operands[0];
+  if (c.has_grad(x))
+    c.contribute(x, c.graph().scatter_expr(y.axis, dn, Node{y.operands[1]}, c.node(x).shape));
+}
+
+void scatter_grad(GradContext& c, int n, Node dn) {
+  const UopNode& y = c.node(n);
+  int x = y.operands[0];
+  if (!c.has_grad(x)) return;
+  if (y.operands.size() == 2)
+    c.contribute(x, c.graph().select(y.axis, dn, Node{y.operands[1]}));
+  else
+    c.contribute(x, c.graph().reindex_expr(dn, c.node(x).shape, y.index, 0.0));
 }
 
 }  // namespace uops::autodiff

@@ -43,6 +43,8 @@ const char* uop_kind_name(UopKind k) {
       return "iota";
     case UopKind::cast:
       return "cast";
+    case UopKind::scatter:
+      return "scatter";
   }
   return "?";
 }
@@ -308,6 +310,104 @@ Node Graph::select(int axis, Node x, Node index) {
   n.shape = ix.shape;
   n.operands = {x.id, index.id};
   return Node{add(std::move(n))};
+}
+
+Node Graph::scatter(Node x, const std::vector<std::string>& shape,
+                    const std::vector<std::string>& index, const std::vector<Node>& sources) {
+  const UopNode& in = checked(x, "scatter");
+  std::vector<int> src =
+      source_ids(sources.empty() ? std::vector<Node>{x} : sources, "scatter source");
+  if (shape.size() > size_t(kMaxRank))
+    throw Error("scatter: rank " + std::to_string(shape.size()) + " is above " +
+                std::to_string(kMaxRank));
+  if (index.size() != shape.size())
+    throw Error("scatter: " + std::to_string(index.size()) +
+                " index expressions given for a result of rank " + std::to_string(shape.size()));
+  std::vector<Index> s = parse(shape, src, -1, "scatter");
+  return scatter_expr(x, std::move(s), parse(index, src, int(in.shape.size()), "scatter"));
+}
+
+Node Graph::scatter(int axis, Node x, Node index, const std::string& size,
+                    const std::vector<Node>& sources) {
+  const UopNode& in = checked(x, "scatter");
+  const UopNode& ix = checked(index, "scatter");
+  if (ix.dtype != DType::i32)
+    throw Error(std::string("scatter: the index tensor must be i32, not ") + dtype_name(ix.dtype));
+  if (axis < 0 || axis >= int(in.shape.size()))
+    throw Error("scatter: axis " + std::to_string(axis) + " is out of range for rank " +
+                std::to_string(in.shape.size()));
+  if (ix.shape.size() != in.shape.size())
+    throw Error("scatter: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
+                " differ in rank");
+  for (size_t i = 0; i < in.shape.size(); ++i)
+    assert_equal(in.shape[i], ix.shape[i],
+                 "scatter: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
+                     " on axis " + std::to_string(i));
+  std::vector<Index> shape = in.shape;
+  shape[axis] = parse({size}, source_ids(sources, "scatter source"), -1, "scatter")[0];
+  return scatter_expr(axis, x, index, std::move(shape));
+}
+
+Node Graph::input_shaped(const std::string& name, std::vector<Index> shape, DType dtype) {
+  Node n = input(name, int(shape.size()), dtype);
+  for (size_t a = 0; a < shape.size(); ++a)
+    assert_equal(nodes_[n.id].shape[a], shape[a],
+                 "input '" + name + "' on axis " + std::to_string(a));
+  nodes_[n.id].shape = std::move(shape);
+  return n;
+}
+
+Node Graph::reindex_expr(Node x, std::vector<Index> shape, std::vector<Index> index, double fill) {
+  const UopNode& in = checked(x, "reindex");
+  UOPS_ASSERT(index.size() == in.shape.size(), "reindex: an index per axis of its operand");
+  UopNode n;
+  n.kind = UopKind::reindex;
+  n.dtype = in.dtype;
+  n.operands = {x.id};
+  n.fill = fill;
+  n.shape = std::move(shape);
+  n.index = std::move(index);
+  return Node{add(std::move(n))};
+}
+
+Node Graph::iota_expr(std::vector<Index> shape, Index value, DType dtype) {
+  UopNode n;
+  n.kind = UopKind::iota;
+  n.dtype = dtype;
+  n.shape = std::move(shape);
+  n.index = {std::move(value)};
+  return Node{add(std::move(n))};
+}
+
+Node Graph::scatter_expr(Node x, std::vector<Index> shape, std::vector<Index> index) {
+  const UopNode& in = checked(x, "scatter");
+  UOPS_ASSERT(index.size() == shape.size(), "scatter: an index per axis of its result");
+  UopNode n;
+  n.kind = UopKind::scatter;
+  n.dtype = in.dtype;
+  n.operands = {x.id};
+  n.shape = std::move(shape);
+  n.index = std::move(index);
+  return Node{add(std::move(n))};
+}
+
+Node Graph::scatter_expr(int axis, Node x, Node index, std::vector<Index> shape) {
+  const UopNode& in = checked(x, "scatter");
+  checked(index, "scatter");
+  UOPS_ASSERT(shape.size() == in.shape.size(), "scatter: a result of its operand's rank");
+  UopNode n;
+  n.kind = UopKind::scatter;
+  n.dtype = in.dtype;
+  n.operands = {x.id, index.id};
+  n.axis = axis;
+  n.shape = std::move(shape);
+  return Node{add(std::move(n))};
+}
+
+Graph Graph::without_outputs() const {
+  Graph g = *this;
+  g.outputs_.clear();
+  return g;
 }
 
 Node Graph::fill(Node like, double value) {

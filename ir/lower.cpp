@@ -25,14 +25,19 @@ class Lowering {
       if (nodes[i].kind == UopKind::input)
         tensor_of_[i] = new_tensor(nodes[i], nodes[i].name, Role::input);
     unify_equal_dims();
+    plan_sums();
     std::map<int, std::vector<std::string>> output_names;
     for (auto& [name, id] : g_.outputs()) output_names[id].push_back(name);
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (nodes[i].kind == UopKind::input) continue;
-      auto names = output_names.find(int(i));
+    auto make_tensor = [&](int i) {
+      auto names = output_names.find(i);
       bool is_output = names != output_names.end();
       tensor_of_[i] = new_tensor(nodes[i], is_output ? names->second[0] : "t" + std::to_string(i),
                                  is_output ? Role::output : Role::temporary);
+    };
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].kind == UopKind::input || absorbed_by_[i] >= 0) continue;
+      if (tensor_of_[host_[i]] < 0) make_tensor(host_[i]);
+      tensor_of_[i] = tensor_of_[host_[i]];
       emit(nodes[i]);
     }
     // An input given as an output, or one node given under several names, needs copies.
@@ -62,6 +67,37 @@ class Lowering {
     else
       for (auto& e : n.shape) p_.tensors[id].shape.push_back(map(e));
     return id;
+  }
+
+  // Sums of scatters, as autodiff builds a gradient: in `a + s` where s is a scatter that only
+  // this add reads, s accumulates straight into the add's tensor after a copy of a. An `a` that
+  // only this add reads and that is itself such a sum or a scatter is built in that same tensor
+  // (its host), so a chain of scatters into one gradient needs no copy and no temporaries.
+  void plan_sums() {
+    const auto& nodes = g_.nodes();
+    int count = int(nodes.size());
+    std::vector<int> uses(count, 0);
+    for (auto& n : nodes)
+      for (int o : n.operands) ++uses[o];
+    for (auto& [name, id] : g_.outputs()) uses[id] += 2;
+    absorbed_by_.assign(count, -1);
+    absorbs_.assign(count, -1);
+    host_.resize(count);
+    std::iota(host_.begin(), host_.end(), 0);
+    for (int i = 0; i < count; ++i) {
+      const UopNode& n = nodes[i];
+      if (n.kind != UopKind::binary || n.bop != BinaryOp::add) continue;
+      for (int k : {1, 0}) {
+        int s = n.operands[k], other = n.operands[1 - k];
+        if (nodes[s].kind != UopKind::scatter || uses[s] != 1) continue;
+        absorbs_[i] = s;
+        absorbed_by_[s] = i;
+        if (uses[other] == 1 && (nodes[other].kind == UopKind::scatter || absorbs_[other] >= 0))
+          host_[other] = i;
+        break;
+      }
+    }
+    for (int i = count; i-- > 0;) host_[i] = host_[host_[i]];
   }
 
   // Union-find over input axes that an assertion says are equal; the representative is the
@@ -126,6 +162,18 @@ class Lowering {
     int out = tensor_of_[&n - g_.nodes().data()];
     if (n.kind == UopKind::reduce) {
       emit_reduce(n, out, b);
+      p_.blocks.push_back(std::move(b));
+      return;
+    }
+    if (n.kind == UopKind::scatter) {
+      emit_scatter(n, out, b);
+      p_.blocks.push_back(std::move(b));
+      return;
+    }
+    if (int s = absorbs_[&n - g_.nodes().data()]; s >= 0) {
+      int other = n.operands[n.operands[0] == s ? 1 : 0];
+      if (tensor_of_[other] != out) emit_copy(n, tensor_of_[other], out);
+      emit_scatter(g_.nodes()[s], out, b);
       p_.blocks.push_back(std::move(b));
       return;
     }
@@ -223,6 +271,32 @@ class Lowering {
     b.origin = std::string("reduce ") + op_name(n.rop);
   }
 
+  // One loop per axis of x, accumulating into the output, which starts at zero; a store outside
+  // it does nothing, so elements landing outside are dropped.
+  void emit_scatter(const UopNode& n, int out, Block& b) {
+    int x = n.operands[0];
+    std::vector<Index> vars = elementwise_nest(b, g_.nodes()[x].shape);
+    std::vector<Index> at;
+    if (n.operands.size() == 2) {
+      at = vars;
+      at[n.axis] = idx::data(tensor_of_[n.operands[1]], vars);
+      b.origin = "scatter axis " + std::to_string(n.axis);
+    } else {
+      for (auto& e : n.index)
+        at.push_back(rewrite(map(e), [&](const Index& leaf) -> Index {
+          return leaf->kind == IndexKind::Var ? vars[leaf->var] : nullptr;
+        }));
+      b.origin = "scatter";
+    }
+    Stmt s;
+    s.kind = StmtKind::accumulate;
+    s.tensor = out;
+    s.index = std::move(at);
+    s.op = ReduceOp::sum;
+    s.value = load_all(x, vars);
+    b.loops.back().stmts.push_back(std::move(s));
+  }
+
   void emit_copy(const UopNode& n, int from, int to) {
     Block b;
     std::vector<Index> vars = elementwise_nest(b, n.shape);
@@ -234,6 +308,7 @@ class Lowering {
   const Graph& g_;
   Program p_;
   std::vector<int> tensor_of_;
+  std::vector<int> absorbs_, absorbed_by_, host_;  // plan_sums
   std::map<std::pair<int, int>, std::pair<int, int>> parent_;
 };
 

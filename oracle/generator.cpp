@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "uops/error.h"
 
@@ -54,6 +55,9 @@ struct Generator::Derived {
   std::vector<std::string> classes;          // each class of equal axes, named "x.1"
   std::vector<std::vector<int>> axis_class;  // per input: each axis's class
   std::vector<Equality> equalities;          // the assertions union-find did not settle
+  // Classes whose size an assertion sets from the others (a gradient op's d<y> is shaped like
+  // y): computed, not drawn, so that the assertion holds.
+  std::vector<std::pair<int, Index>> derived;
   std::vector<Index> divisors;               // index divisors free of loop variables
   std::map<std::string, ParamRange> ranges;  // every parameter's
   std::map<int, size_t> graph_input;         // graph node id -> position in `inputs`
@@ -195,6 +199,17 @@ struct Generator::Derived {
   }
 
   void finish(Case& c) const {
+    for (auto& [cls, e] : derived) {
+      std::vector<std::vector<int64_t>> shapes = tensor_shapes(c.sizes, nullptr);
+      IndexEnv env;
+      env.dim = [&](int t, int a) { return shapes[t][a]; };
+      env.param = [&](const std::string& n) { return c.params.at(n); };
+      try {
+        c.sizes[classes[cls]] = evaluate(e, env);
+      } catch (const Error&) {
+        c.sizes[classes[cls]] = 0;  // divided by zero: `problem` refuses the case
+      }
+    }
     c.shapes.clear();
     tensor_shapes(c.sizes, &c.shapes);
   }
@@ -253,12 +268,22 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements, int64_t
   auto slot = [&](const Index& e) {
     return e->kind == IndexKind::Dim && first[e->tensor] >= 0 ? first[e->tensor] + e->axis : -1;
   };
+  std::vector<std::pair<int, Index>> derived_slots;
   for (const Equality& eq : p.equalities) {
     int a = slot(eq.a), b = slot(eq.b);
     if (a >= 0 && b >= 0) {
       parent[root(b)] = root(a);
     } else {
       d->equalities.push_back(eq);
+      // An input axis asserted equal to an expression over other inputs' axes.
+      for (auto [s, e, t] : {std::tuple{a, eq.b, eq.a}, std::tuple{b, eq.a, eq.b}}) {
+        bool own = false;
+        visit(e, [&](const IndexNode& x) {
+          own |= x.kind == IndexKind::Dim && x.tensor == t->tensor;
+          own |= x.kind == IndexKind::Var || x.kind == IndexKind::Data;
+        });
+        if (s >= 0 && !own) derived_slots.emplace_back(s, e);
+      }
     }
   }
   std::map<int, int> class_of_root;
@@ -271,6 +296,18 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements, int64_t
       if (fresh) d->classes.push_back(d->class_name(int(i), int(a)));
       d->axis_class.back().push_back(it->second);
     }
+  }
+  // In the order the assertions came (a size may be set from one set before it), once a class.
+  for (auto& [s, e] : derived_slots) {
+    int cls = -1;
+    for (size_t i = 0; i < d->inputs.size(); ++i) {
+      int t = d->inputs[i].tensor;
+      if (s >= first[t] && s < first[t] + int(p.tensors[t].shape.size()))
+        cls = d->axis_class[i][s - first[t]];
+    }
+    bool seen = false;
+    for (auto& [c, unused] : d->derived) seen |= c == cls;
+    if (!seen) d->derived.emplace_back(cls, e);
   }
   // Divisors in loop bounds and index expressions that do not depend on the loop variables.
   auto collect = [&](const Index& e) {
@@ -420,6 +457,8 @@ Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
       }
     }
     for (auto& [name, r] : d.ranges) c.params[name] = draw(rng, r.lo, r.hi);
+    // An axis an assertion sets from the others is computed by `finish`: never drawn or halved.
+    for (auto& [cls, e] : d.derived) hold[size_t(cls)] = pinned;
     std::vector<bool> held(k);
     for (size_t i = 0; i < k; ++i) held[i] = hold[i] != free;
     d.settle(c, held);
@@ -609,6 +648,7 @@ std::vector<Case> Generator::shrink(const Case& c) const {
   std::vector<Case> out;
   auto consider = [&](Case n) {
     d.finish(n);
+    if (n.sizes == c.sizes && n.params == c.params) return;  // a derived size, set back
     int64_t e = 0;
     if (d.problem(n, &e).empty() && e <= limit) out.push_back(std::move(n));
   };

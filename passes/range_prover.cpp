@@ -20,6 +20,20 @@ RangeProver::RangeProver(const Program& p, const Block& block) : p_(p) {
   // Axes asserted equal are checked before anything runs, so they are one atom.
   for (auto& eq : p.equalities)
     if (eq.a->kind == IndexKind::Dim && eq.b->kind == IndexKind::Dim) alias_[key(eq.b)] = key(eq.a);
+  // An axis asserted equal to an expression over other axes has that expression's bounds; one
+  // whose expression names another such axis is left alone, so no definition is circular.
+  for (auto& eq : p.equalities)
+    for (auto [dim, e] : {std::pair{eq.a, eq.b}, std::pair{eq.b, eq.a}})
+      if (dim->kind == IndexKind::Dim && e->kind != IndexKind::Dim && is_fixed(e))
+        defined_.emplace(key(dim), e);
+  for (auto it = defined_.begin(); it != defined_.end();) {
+    bool circular = false;
+    visit(it->second, [&](const IndexNode& n) {
+      circular |= n.kind == IndexKind::Dim &&
+                  defined_.count("T" + std::to_string(n.tensor) + "." + std::to_string(n.axis));
+    });
+    it = circular ? defined_.erase(it) : std::next(it);
+  }
   for (auto& l : block.loops) {
     Bounds b;
     b.lo = bounds(l.start).lo;
@@ -99,6 +113,7 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
       return it == vars_.end() ? Bounds{} : it->second;
     }
     case IndexKind::Dim:
+      if (auto it = defined_.find(key(e)); it != defined_.end()) return bounds(it->second);
       return exact(atom(e, true));
     case IndexKind::Param:
       return exact(atom(e, false));

@@ -46,6 +46,8 @@ class RangeProver {
 
   const Program& p_;
   std::map<int, Bounds> vars_;
+  std::map<std::string, Index> defined_;        // atom key of an axis -> a fixed expression
+                                                // asserted equal to it (a gradient's d<y> axis)
   std::map<std::string, std::string> alias_;    // atom key -> the key of an axis asserted equal
   mutable std::map<std::string, bool> nonneg_;  // atom key -> known >= 0
 };

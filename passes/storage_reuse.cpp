@@ -27,8 +27,9 @@ bool expensive(const Value& v) {
   return expensive(v->a) || expensive(v->b) || expensive(v->c);
 }
 
-// The output t can live in, or -1.
-int target(const Program& p, int t) {
+// The output t can live in, or -1. `holds_expensive`: t already holds an expensive value that
+// an earlier step moved into it, so one read is enough to profit.
+int target(const Program& p, int t, bool holds_expensive) {
   const TensorInfo& info = p.tensors[t];
   if (info.role != Role::temporary) return -1;
   int writes = 0, last_block = -1, reads = 0;
@@ -45,8 +46,10 @@ int target(const Program& p, int t) {
         ++reads;
       }
     }
-  if (writes != 1 || reads < 2 || def->kind != StmtKind::assign || !expensive(def->value))
+  if (!holds_expensive &&
+      (writes != 1 || reads < 2 || def->kind != StmtKind::assign || !expensive(def->value)))
     return -1;
+  if (reads < 1) return -1;
   const Block& block = p.blocks[last_block];
   auto accesses = block_accesses(block);
   int loop = -1, last = -1;
@@ -108,7 +111,12 @@ void rename(Program& p, int from, int to) {
 
 Program reuse_storage(Program p) {
   for (int t = 0; t < int(p.tensors.size()); ++t)
-    if (int y = target(p, t); y >= 0) rename(p, t, y);
+    // A temporary that took t's storage moves on along its own last reader, so a chain of
+    // elementwise statements (a gradient's dy * y * (1 - y)) ends in the output.
+    for (int from = t, y = target(p, t, false); y >= 0; from = y, y = target(p, y, true)) {
+      rename(p, from, y);
+      if (p.tensors[y].role != Role::temporary) break;
+    }
   return p;
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "uops/backends/cuda/cuda_backend.h"
 #include "uops/error.h"
 #include "uops/ir/memory_budget.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/oracle/harness.h"
 #include "uops/passes/pipeline.h"
 
@@ -95,7 +97,15 @@ int check(const CheckArgs& a) {
   if (!a.json.empty()) check_output_path(a.json, "--json");
   if (!a.junit.empty()) check_output_path(a.junit, "--junit");
   std::vector<const OpDef*> ops;
-  for (auto& name : a.ops) ops.push_back(&find_op(name));
+  std::deque<OpDef> gradients;  // grad:OP, the gradient of OP as an op
+  for (auto& name : a.ops) {
+    if (name.rfind("grad:", 0) == 0) {
+      gradients.push_back(gradient_op(find_op(name.substr(5))));
+      ops.push_back(&gradients.back());
+    } else {
+      ops.push_back(&find_op(name));
+    }
+  }
   if (ops.empty())
     for (auto& op : all_ops()) ops.push_back(&op);
   std::vector<std::string> available = available_backends();

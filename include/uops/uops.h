@@ -13,6 +13,7 @@
 // its own) has its own header.
 #pragma once
 
+#include "uops/autodiff/forward_mode.h"
 #include "uops/autodiff/graph_gradient.h"
 #include "uops/backends/backends.h"
 #include "uops/backends/c/c_backend.h"

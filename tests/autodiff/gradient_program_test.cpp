@@ -3,6 +3,7 @@
 
 #include "uops/autodiff/graph_gradient.h"
 #include "uops/ir.h"
+#include "uops/passes/pipeline.h"
 
 namespace uops {
 
@@ -25,7 +26,7 @@ Graph matmul() {
   return g;
 }
 
-TEST(GradientProgram, SquareAccumulatesBothUsesIntoOneZeroedGradient) {
+TEST(GradientProgram, SquareAddsBothUsesIntoOneGradient) {
   Graph g;
   Node x = g.input("x", 1, DType::f32);
   g.output("y", g.binary(BinaryOp::mul, x, x));
@@ -35,16 +36,22 @@ TEST(GradientProgram, SquareAccumulatesBothUsesIntoOneZeroedGradient) {
             "tensor x f32 [x.0] input\n"
             "tensor dy f32 [dy.0] input\n"
             "tensor dx f32 [x.0] output\n"
+            "tensor t3 f32 [x.0] temp\n"
+            "tensor t4 f32 [x.0] temp\n"
             "assert dy.0 == x.0\n"
-            "block 0: zero dx\n"
+            "block 0: mul\n"
             "  for v0 in [0, x.0):\n"
-            "    dx?[v0] = 0\n"
-            "block 1: grad of mul to x\n"
+            "    t3?[v0] = (dy?[v0] * x?[v0])\n"
+            "block 1: mul\n"
             "  for v1 in [0, x.0):\n"
-            "    dx?[v1] sum= (dy?[v1] * x?[v1])\n"
-            "block 2: grad of mul to y\n"
+            "    t4?[v1] = (dy?[v1] * x?[v1])\n"
+            "block 2: add\n"
             "  for v2 in [0, x.0):\n"
-            "    dx?[v2] sum= (dy?[v2] * x?[v2])\n");
+            "    dx?[v2] = (t3?[v2] + t4?[v2])\n");
+  // Optimized, the sum is one statement: the contributions are substituted into it.
+  Program o = optimize(p);
+  EXPECT_EQ(o.blocks.size(), 1u);
+  for (auto& t : o.tensors) EXPECT_NE(t.role, Role::temporary) << t.name;
 }
 
 TEST(GradientProgram, TakesOnlyTheForwardInputsItReads) {
@@ -111,38 +118,39 @@ TEST(GradientProgram, AnInputNoOutputDependsOnGetsZeros) {
     for (int64_t i = 0; i < t.numel(); ++i) EXPECT_EQ(t.get(i), 0) << name;
 }
 
-TEST(GradientProgram, ForwardBlocksComeFirstThenGradientsInReverseOrderZeroedOnlyWhereNeeded) {
+TEST(GradientProgram, ForwardBlocksComeFirstThenGradientsInReverseOrderScattersIntoZeros) {
   Program p = gradient(matmul(), {"a", "b"});
   verify_or_throw(p, "gradient");
   std::vector<std::string> origins;
   for (auto& b : p.blocks) origins.push_back(b.origin);
-  // c's reindex scatters into a zeroed gradient; the sum and the product each write their
-  // operands' gradients whole, once, so they assign them; a and b's reindexes scatter again.
-  EXPECT_EQ(origins,
-            (std::vector<std::string>{"reindex", "reindex", "zero grad_t5", "grad of reindex",
-                                      "grad of reduce sum", "grad of mul to x", "grad of mul to y",
-                                      "zero da", "grad of reindex", "zero db", "grad of reindex"}));
-  for (auto& b : p.blocks) {
-    if (b.origin == "grad of reduce sum" || b.origin.rfind("grad of mul", 0) == 0) {
-      EXPECT_EQ(b.loops.back().stmts[0].kind, StmtKind::assign) << b.origin;
+  // c's reindex only drops the reduced axis of size 1: its gradient gathers dc back (a reindex);
+  // the sum's gradient is a broadcast (a reindex), the product's two are products, and a and b's
+  // reindexes, which broadcast, scatter.
+  EXPECT_EQ(origins, (std::vector<std::string>{"reindex", "reindex", "reindex", "reindex", "mul",
+                                               "mul", "scatter", "scatter"}));
+  // A scatter accumulates into a tensor nothing wrote before: tensors start at zero, so no block
+  // zeroes it.
+  for (size_t k = 0; k < p.blocks.size(); ++k)
+    for (auto& s : p.blocks[k].loops.back().stmts) {
+      if (s.kind != StmtKind::accumulate) continue;
+      for (size_t j = 0; j < k; ++j)
+        for (auto& w : p.blocks[j].loops.back().stmts)
+          EXPECT_NE(w.tensor, s.tensor)
+              << p.tensors[s.tensor].name << " written before block " << k;
     }
-  }
-  // Every gradient tensor is zeroed exactly once, before anything accumulates into it.
-  for (size_t t = 0; t < p.tensors.size(); ++t) {
-    int zeroed = -1, first_accumulation = -1;
-    for (size_t k = 0; k < p.blocks.size(); ++k)
-      for (auto& s : p.blocks[k].loops.back().stmts) {
-        if (s.tensor != int(t)) continue;
-        if (s.kind == StmtKind::accumulate && first_accumulation < 0) first_accumulation = int(k);
-        if (s.kind == StmtKind::assign && p.blocks[k].origin.rfind("zero", 0) == 0) {
-          EXPECT_EQ(zeroed, -1) << p.tensors[t].name << " zeroed twice";
-          zeroed = int(k);
-        }
-      }
-    if (first_accumulation >= 0) {
-      EXPECT_LT(zeroed, first_accumulation) << p.tensors[t].name;
-    }
-  }
+}
+
+// A reindex that only permutes axes is a bijection: its gradient is the inverse permutation,
+// assigned in the gradient's own order, not a strided scatter into zeros.
+TEST(GradientProgram, ATransposeGradientIsATranspose) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  g.output("y", g.reindex(x, {"dA1", "dA0"}, {"i1", "i0"}));
+  Program p = optimize(gradient(g, {"x"}));
+  ASSERT_EQ(p.blocks.size(), 1u);
+  const Stmt& s = p.blocks[0].loops.back().stmts.at(0);
+  EXPECT_EQ(s.kind, StmtKind::assign) << print(p);
+  EXPECT_EQ(print(p).find("sum="), std::string::npos) << print(p);
 }
 
 TEST(GradientProgram, RejectsWhatHasNoGradient) {

@@ -318,5 +318,52 @@ TEST(SelectGradient, ScatterAddsAndIgnoresOutOfRangeIndices) {
   EXPECT_EQ(values_of(out.at("dx")), (std::vector<double>{0, 0, 1 + 3}));
 }
 
+// scatter is reindex's and select's transpose: its value adds up what lands on each position
+// (dropping what lands outside), and its gradient is the gather back.
+TEST(Scatter, AddsWhatLandsOnEachPositionAndDropsTheRest) {
+  Graph g;
+  Node x = g.input("x", 1, DType::f64), index = g.input("index", 1, DType::i32);
+  // x[i] lands on i / 2 of a [2] tensor: x[4] lands outside.
+  g.output("y", g.scatter(x, {"2"}, {"i0 / 2"}));
+  g.output("z", g.scatter(0, x, index, "3"));
+  Tensor ti(DType::i32, {5});
+  std::vector<int> positions = {2, -1, 2, 0, 3};
+  for (int i = 0; i < 5; ++i) ti.set(i, positions[i]);
+  auto out = interpret(lower(g), {{"x", vec({1, 2, 3, 4, 5})}, {"index", ti}});
+  EXPECT_EQ(values_of(out.at("y")), (std::vector<double>{1 + 2, 3 + 4}));
+  EXPECT_EQ(values_of(out.at("z")), (std::vector<double>{4, 0, 1 + 3}));
+}
+
+TEST(Scatter, GradientIsTheGatherBack) {
+  Graph g;
+  g.param("p");
+  Node x = g.input("x", 2, DType::f64), index = g.input("index", 2, DType::i32);
+  // A transpose with padding by $p, a sum over axis 1 written as a scatter, and select's
+  // transpose; each is multiplied by something of x so that x's gradient has several uses.
+  Node t = g.scatter(x, {"dA1 + 2 * $p", "dA0"}, {"i1 + $p", "i0"});
+  Node rows = g.scatter(x, {"dA0", "1"}, {"i0", "0"});
+  Node sel = g.scatter(1, x, index, "3");
+  g.output("t", g.unary(UnaryOp::sin, t));
+  g.output("rows", g.binary(BinaryOp::mul, rows, rows));
+  g.output("sel", g.unary(UnaryOp::exp, sel));
+  auto make = [](std::mt19937_64& rng) {
+    Inputs in;
+    std::vector<int64_t> shape = random_shape(rng, 2);
+    in.tensors["x"] = random_tensor(DType::f64, shape, rng, -1, 1);
+    in.tensors["index"] = random_tensor(DType::i32, shape, rng, -1, 3);
+    in.params["p"] = std::uniform_int_distribution<int>(0, 2)(rng);
+    return in;
+  };
+  expect_matches_finite_differences(g, {"x"}, make);
+}
+
+TEST(Scatter, RejectsAnIndexOfTheWrongKind) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f64), fx = g.input("fx", 2, DType::f64);
+  EXPECT_THROW(g.scatter(1, x, fx, "3"), Error);
+  EXPECT_THROW(g.scatter(x, {"2"}, {"i0", "i1"}), Error);
+  EXPECT_THROW(g.scatter(x, {"2"}, {"i2"}), Error);
+}
+
 }  // namespace
 }  // namespace uops

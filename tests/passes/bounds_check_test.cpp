@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "support/loop_programs.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/passes/pipeline.h"
 
 namespace uops {
@@ -42,6 +43,28 @@ TEST(Bounds, AReadOutsideWhoseIndexMayRaiseKeepsRaising) {
     EXPECT_THROW(interpret(*program, in, {{"p", 0}}), Error) << print(*program);
     EXPECT_EQ(interpret(*program, in, {{"p", 1}}).at("y").get(2), 2.0);
   }
+}
+
+}  // namespace
+}  // namespace uops
+
+namespace uops {
+namespace {
+
+// An axis asserted equal to an expression over other axes (a gradient's dy is shaped like y) is
+// bounded by that expression: avgpool2d's gradient reads dy over y's loop ranges unchecked.
+TEST(Bounds, AnAxisAssertedEqualToAnExpressionHasItsBounds) {
+  Program p = optimize(gradient_program(find_op("avgpool2d"), DType::f32));
+  int dy = p.find_tensor("dy"), loads = 0;
+  for (auto& b : p.blocks)
+    for (auto& l : b.loops)
+      for (auto& s : l.stmts)
+        ir::for_each_load(s.value, [&](const ir::ValueNode& v) {
+          if (v.tensor != dy) return;
+          ++loads;
+          EXPECT_FALSE(v.checked) << ir::print(p);
+        });
+  EXPECT_GT(loads, 0);
 }
 
 }  // namespace

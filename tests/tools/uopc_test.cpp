@@ -533,3 +533,19 @@ TEST_F(Uopc, ShardsWriteJsonAndJunitAndMerge) {
 
 }  // namespace
 }  // namespace uops
+
+namespace uops {
+namespace {
+
+// grad:OP is the gradient of OP as an op of its own: uopc check runs the oracle on it.
+TEST_F(Uopc, ChecksTheGradientOfAnOpAsAnOp) {
+  Result r = uopc("check grad:softmax --backend interp --trials 5");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("grad:softmax"), std::string::npos) << r.out;
+  Result unknown = uopc("check grad:nosuchop --backend interp");
+  EXPECT_EQ(unknown.code, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("nosuchop"), std::string::npos) << unknown.err;
+}
+
+}  // namespace
+}  // namespace uops

@@ -1,4 +1,5 @@
-// Reverse-mode automatic differentiation of a uop graph into one loop program (docs/design.md
+// Reverse-mode automatic differentiation of a uop graph, into a uop graph (so gradients can be
+// differentiated again, composed and oracle-checked) and into its loop program (docs/design.md
 // §3.6).
 //
 // The gradient program of `g` with respect to the inputs named in `wrt`:
@@ -8,19 +9,20 @@
 //            an axis needs that axis' size); unread inputs are left out, so callers pass only
 //            what the gradient needs;
 //   outputs  d<input> for every input in `wrt`, shaped like that input.
-// Forward blocks come first, in topological order (the gradient recomputes what it needs from
-// the inputs), then the gradient blocks in reverse order. A tensor used several times gets a
-// gradient zeroed once, just before its first contribution, that every use accumulates into
-// (as does one written by a scatter: reindex, select); one whose single contribution writes
-// every element is assigned directly, so the passes can substitute it away. Blocks
-// that no requested gradient depends on are dropped; the result is otherwise unoptimized (run
-// passes/pipeline.h on it).
+// Forward nodes come first, in topological order (the gradient recomputes what it needs from
+// the inputs), then the gradient nodes in reverse order. A node used several times gets the sum
+// of its contributions: elementwise ones are added as they come, scatters (the gradients of
+// reindex and select) last, so lowering accumulates them into the sum's one tensor. In the
+// program, blocks that no requested gradient depends on are dropped; it is otherwise
+// unoptimized (run passes/pipeline.h on it).
 //
 // Conventions where the derivative is not defined:
 //   max, min (binary)    a tie goes to the first operand, as `a >= b ? a : b` picks it;
 //   reduce max, min      all of it goes to the first extremal element (argmax's first index);
 //   reduce prod          the product of the other elements, exact at zeros;
 //   pow                  the exponent gets 0 where the base is not positive;
+//   (a branch a ternary drops never divides by zero or takes log of x <= 0, so a second
+//   derivative sees no infinite slope times zero)
 //   abs                  0 at 0; floor, comparisons and arg-reductions give no gradient;
 //   ternary, select      no gradient to the condition or to the i32 index; a select index out of
 //                        range contributes nothing, as a reindex fill position does.
@@ -34,8 +36,20 @@
 
 namespace uops {
 
-// Throws uops::Error when a name in `wrt` is no float input of `g`, is given twice, or when a
-// gradient name d<name> is already the name of a tensor of `g`.
-Program gradient(const Graph& g, const std::vector<std::string>& wrt);
+// The gradient as a uop graph: `g`'s nodes at their own ids (the forward values it recomputes),
+// an input d<name> per output of g (shaped like it), then the gradient nodes, each rule written
+// with uops (a reindex's gradient is a scatter, a scatter's a reindex), and an output d<input>
+// per name in `wrt`. So a gradient graph can be differentiated again, lowered, or checked as an
+// op. `prefix` replaces the d of every gradient's name, so a gradient of a gradient (whose
+// outputs are d<input> already) can be named apart: gradient_graph(gradient_graph(g, {"x"}, "g"),
+// {"x", "gy"}) gives dx and dgy. Throws uops::Error when a name in `wrt` is no float input of
+// `g`, is given twice, or when a gradient's name is already the name of a tensor of `g`.
+Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt,
+                     const std::string& prefix = "d");
+
+// lower(gradient_graph(g, wrt)) without the blocks and inputs the gradients do not need: the
+// program described above. Throws as gradient_graph does.
+Program gradient(const Graph& g, const std::vector<std::string>& wrt,
+                 const std::string& prefix = "d");
 
 }  // namespace uops

@@ -26,7 +26,7 @@ struct Node {
   int id = -1;
 };
 
-enum class UopKind { input, reindex, unary, binary, ternary, reduce, select, iota, cast };
+enum class UopKind { input, reindex, unary, binary, ternary, reduce, select, iota, cast, scatter };
 const char* uop_kind_name(UopKind k);
 
 struct UopNode {
@@ -35,15 +35,17 @@ struct UopNode {
   // Over Dim(input node id, axis) and parameters.
   std::vector<ir::Index> shape;
   std::vector<int> operands;  // node ids: reindex x; unary x; binary x y; ternary c a b;
-                              // reduce x; select x index; iota none; cast x
+                              // reduce x; select x index; iota none; cast x; scatter x [index]
   std::string name;           // input: its name
   UnaryOp uop = UnaryOp::neg;
   BinaryOp bop = BinaryOp::add;
   ReduceOp rop = ReduceOp::sum;
   std::vector<int> axes;         // reduce: the reduced axes, ascending
-  int axis = 0;                  // select: the gathered axis
+  int axis = 0;                  // select: the gathered axis; scatter with an index: the axis
+                                 // that index[i] replaces
   std::vector<ir::Index> index;  // reindex: Var(N) is output axis N; sizes resolved like shapes;
-                                 // iota: its one value expression
+                                 // iota: its one value expression; scatter without an index:
+                                 // where element i of x lands, Var(N) being axis N of x
   double fill = 0.0;             // reindex
 };
 
@@ -85,8 +87,36 @@ class Graph {
   // {x, w}) for a grouped convolution.
   void assert_equal(const std::string& a, const std::string& b,
                     const std::vector<Node>& sources = {});
+  // The transpose of reindex: a `shape` tensor, zero where nothing lands, that gets
+  // out[index(i)] += x[i] for every element i of x (`index` over x's axes `iN`); an element
+  // landing outside it is dropped. A reindex's gradient is one, and its gradient is a reindex.
+  Node scatter(Node x, const std::vector<std::string>& shape, const std::vector<std::string>& index,
+               const std::vector<Node>& sources = {});
+  // The transpose of select: x's shape with axis `axis` of size `size`, getting
+  // out[i with `axis` replaced by index[i]] += x[i]; an index out of range is dropped. `index`
+  // (i32) has x's shape. A select's gradient is one, and its gradient is a select.
+  Node scatter(int axis, Node x, Node index, const std::string& size,
+               const std::vector<Node>& sources = {});
   // A graph needs at least one output to be lowered.
   void output(const std::string& name, Node x);
+
+  // Resolved forms, for code that builds graphs out of graphs (autodiff): shapes and indices
+  // already over Dim(input node id, axis), Var(N) and parameters, as nodes hold them; the
+  // equalities they need must already be asserted.
+  //
+  // An input whose shape is `shape`: checked when the program runs, and what nodes built on it
+  // see (a gradient d<y> is shaped like y).
+  Node input_shaped(const std::string& name, std::vector<ir::Index> shape, DType dtype);
+  Node reindex_expr(Node x, std::vector<ir::Index> shape, std::vector<ir::Index> index,
+                    double fill);
+  Node iota_expr(std::vector<ir::Index> shape, ir::Index value, DType dtype);
+  Node scatter_expr(Node x, std::vector<ir::Index> shape, std::vector<ir::Index> index);
+  Node scatter_expr(int axis, Node x, Node index, std::vector<ir::Index> shape);
+  // Records that `a` and `b` must be equal: dropped when they are the same expression, an error
+  // now when both are constants that differ, otherwise checked when the program runs.
+  void assert_equal(const ir::Index& a, const ir::Index& b, const std::string& context);
+  // This graph without its outputs: what a rewrite extends (node ids stay).
+  Graph without_outputs() const;
 
   const std::vector<UopNode>& nodes() const { return nodes_; }
   const UopNode& node(Node n) const;
@@ -102,9 +132,6 @@ class Graph {
  private:
   int add(UopNode n);
   const UopNode& checked(Node n, const char* what) const;
-  // Records that `a` and `b` must be equal: dropped when they are the same expression, an error
-  // now when both are constants that differ, otherwise checked when the program runs.
-  void assert_equal(const ir::Index& a, const ir::Index& b, const std::string& context);
   ir::Index resolve(const ir::Index& parsed, const std::vector<int>& sources,
                     const std::string& text, bool allow_vars) const;
   // Parses and resolves `texts` over `sources`: shape expressions when `rank` is -1, else index

@@ -13,8 +13,12 @@
 
 namespace uops {
 
-// `tensor_of_node`, when given, receives the program tensor of every graph node (autodiff pairs
-// each node with its forward tensor through it).
+// A sum `a + s` of a scatter s that nothing else reads accumulates s into the sum's tensor (after
+// a copy of a, unless a is such a sum or a scatter built in that tensor already): a gradient
+// that several scatters add to is one tensor, as it would be written by hand.
+//
+// `tensor_of_node`, when given, receives the program tensor of every graph node (-1 for a
+// scatter accumulated into a sum; the nodes of a sum share its tensor).
 Program lower(const Graph& graph, std::vector<int>* tensor_of_node = nullptr);
 
 }  // namespace uops

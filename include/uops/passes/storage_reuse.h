@@ -1,7 +1,9 @@
 // Storage reuse: a temporary t that holds an expensive function (a transcendental, or pow) and
 // is read by several statements lives in the storage of the output it finally feeds, so that it
 // is neither kept as a full-size temporary nor recomputed at each read. Runs before fusion and
-// substitution, which then build softmax as max, exp-and-sum into y, y /= sum.
+// substitution, which then build softmax as max, exp-and-sum into y, y /= sum. A temporary that
+// took t's storage moves on the same way along its own last reader (one read is enough then), so
+// a chain of temporaries, as gradient graphs lower to (dy * (t * (1 - t))), ends in the output.
 //
 // Renaming t to y is exact when: t's last access is a statement S `y[idx] = f(t[idx], ...)` in the
 // same loop as every access of t in S's block, all at idx, which tells apart the iterations of
