@@ -11,18 +11,33 @@
 namespace uops::runtime {
 
 Adjacency infer_dependencies(const std::vector<Node>& nodes) {
+  // A node's predecessors all come while it is added, so they are gathered node after node
+  // into one flat array; the successor lists are then sized once from them and filled in
+  // node order, which also sorts them (no list grows by reallocation).
   AccessTracker<NodeIndex> tracker;
-  Adjacency successors(nodes.size());
+  std::vector<NodeIndex> predecessors;
+  std::vector<std::size_t> start;  // node n's predecessors: [start[n], start[n + 1])
+  start.reserve(nodes.size() + 1);
+  start.push_back(0);
+  std::vector<std::uint32_t> outdegree(nodes.size(), 0);
   auto ignore = [](NodeIndex) {};
   for (NodeIndex n = 0; n < nodes.size(); ++n) {
     tracker.add(
         n, nodes[n].reads, nodes[n].writes,
         [&](NodeIndex earlier) {
-          // n only grows, so each list comes out sorted, and a repeat is its last entry.
-          auto& list = successors[earlier];
-          if (earlier != n && (list.empty() || list.back() != n)) list.push_back(n);
+          if (earlier != n) predecessors.push_back(earlier);
         },
         ignore, ignore);
+    const auto first = predecessors.begin() + static_cast<std::ptrdiff_t>(start.back());
+    std::sort(first, predecessors.end());
+    predecessors.erase(std::unique(first, predecessors.end()), predecessors.end());
+    for (auto p = first; p != predecessors.end(); ++p) ++outdegree[*p];
+    start.push_back(predecessors.size());
+  }
+  Adjacency successors(nodes.size());
+  for (NodeIndex v = 0; v < nodes.size(); ++v) successors[v].reserve(outdegree[v]);
+  for (NodeIndex n = 0; n < nodes.size(); ++n) {
+    for (std::size_t i = start[n]; i < start[n + 1]; ++i) successors[predecessors[i]].push_back(n);
   }
   return successors;
 }

@@ -3,10 +3,11 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "uops/runtime/graph.h"
@@ -28,12 +29,12 @@ class AccessTracker {
   void add(Id id, const std::vector<BufferId>& reads, const std::vector<BufferId>& writes,
            DependOn depend_on, Held held, Released released) {
     for (BufferId b : reads) {
-      if (auto it = buffers_.find(b); it != buffers_.end() && it->second.last_writer) {
-        depend_on(*it->second.last_writer);
+      if (const State* state = find(b); state && state->last_writer) {
+        depend_on(*state->last_writer);
       }
     }
     for (BufferId b : writes) {
-      State& state = buffers_[b];
+      State& state = find_or_add(b);
       if (state.last_writer) {
         depend_on(*state.last_writer);
         released(*state.last_writer);
@@ -50,7 +51,7 @@ class AccessTracker {
     // as its writer only; a later writer depends on it through write-after-write.
     for (BufferId b : reads) {
       if (std::find(writes.begin(), writes.end(), b) == writes.end()) {
-        buffers_[b].readers_since_write.push_back(id);
+        find_or_add(b).readers_since_write.push_back(id);
         held(id);
       }
     }
@@ -60,22 +61,71 @@ class AccessTracker {
   // write also the readers since.
   template <typename Visit>
   void last_accesses(BufferId b, bool write, Visit visit) const {
-    auto it = buffers_.find(b);
-    if (it == buffers_.end()) return;
-    if (it->second.last_writer) visit(*it->second.last_writer);
+    const State* state = find(b);
+    if (!state) return;
+    if (state->last_writer) visit(*state->last_writer);
     if (write) {
-      for (Id reader : it->second.readers_since_write) visit(reader);
+      for (Id reader : state->readers_since_write) visit(reader);
     }
   }
 
-  void clear() { buffers_.clear(); }
+  void clear() {
+    slots_ = {};
+    states_ = {};
+  }
 
  private:
   struct State {
     std::optional<Id> last_writer;
     std::vector<Id> readers_since_write;
   };
-  std::unordered_map<BufferId, State> buffers_;
+  // The buffers' states sit in one array, found through an open-addressing table (linear
+  // probing, at most half full) of (buffer, state number) slots: a lookup reads one slot
+  // instead of following a node-based map's bucket and node pointers, which at 10^5 buffers
+  // and more costs a cache miss each.
+  struct Slot {
+    BufferId buffer = 0;
+    std::uint32_t state = 0;  // index into states_ plus one; 0: empty
+  };
+
+  std::size_t home(BufferId b) const {
+    return static_cast<std::size_t>((std::uint64_t{b} * 0x9E3779B97F4A7C15u) >> shift_);
+  }
+
+  const State* find(BufferId b) const {
+    if (slots_.empty()) return nullptr;
+    for (std::size_t i = home(b);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].state == 0) return nullptr;
+      if (slots_[i].buffer == b) return &states_[slots_[i].state - 1];
+    }
+  }
+
+  State& find_or_add(BufferId b) {
+    if (2 * (states_.size() + 1) > slots_.size()) grow();
+    std::size_t i = home(b);
+    for (; slots_[i].state != 0; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].buffer == b) return states_[slots_[i].state - 1];
+    }
+    states_.emplace_back();
+    slots_[i] = Slot{b, static_cast<std::uint32_t>(states_.size())};
+    return states_.back();
+  }
+
+  void grow() {
+    std::vector<Slot> old =
+        std::exchange(slots_, std::vector<Slot>(std::max<std::size_t>(16, 2 * slots_.size())));
+    shift_ = 64 - std::countr_zero(slots_.size());
+    for (const Slot& slot : old) {
+      if (slot.state == 0) continue;
+      std::size_t i = home(slot.buffer);
+      while (slots_[i].state != 0) i = (i + 1) & (slots_.size() - 1);
+      slots_[i] = slot;
+    }
+  }
+
+  std::vector<Slot> slots_;  // a power of two in size
+  int shift_ = 64;           // 64 - log2(slots_.size())
+  std::vector<State> states_;
 };
 
 // Successor lists implied by the nodes' accesses in insertion order (read-after-write,

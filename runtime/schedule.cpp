@@ -204,10 +204,11 @@ void add_signals(const Adjacency& predecessors, const std::vector<std::uint32_t>
   schedule.waits.assign(n, {});
   schedule.signaled.assign(n, false);
 
+  std::vector<NodeIndex> remote;
   for (NodeIndex v : schedule.order) {
     const StreamIndex t = schedule.stream_of[v];
     std::int32_t* mine = &known[t * streams];
-    std::vector<NodeIndex> remote;
+    remote.clear();
     for (NodeIndex p : predecessors[v]) {
       if (schedule.stream_of[p] != t) remote.push_back(p);
     }
