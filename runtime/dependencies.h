@@ -156,9 +156,10 @@ struct ReductionWork {
 // Drops duplicate edges and every edge u -> v for which another path from u to v exists and
 // v comes at most kReductionWindow places after u in `order`; an implied edge that spans
 // further may stay (it orders nothing new, and the schedule gives it no signal and no say in
-// placement). Successor lists come out sorted. Memory is linear in nodes + edges (at most
-// kBlockWords * 8 bytes of reachability bits per node), and so is time: each node is visited
-// by at most kReductionWindow / (kBlockWords * 64) + 3 passes. `work`, when given, counts them.
+// placement). Successor lists come out sorted. Memory is linear in nodes + edges (the reachability
+// bits take (2 * kReductionWindow + 1) * kBlockWords * 8 bytes at most, about 1 MB), and so is
+// time: each node is visited by at most kReductionWindow / (kBlockWords * 64) + 3 passes. `work`,
+// when given, counts them.
 Adjacency transitive_reduction(Adjacency successors, const std::vector<NodeIndex>& order,
                                ReductionWork* work = nullptr);
 
