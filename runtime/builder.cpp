@@ -88,6 +88,12 @@ Graph GraphBuilder::build(const BuildOptions& options) && {
   data->nodes = std::move(state_->nodes);
 
   Adjacency successors = infer_dependencies(data->nodes);
+  // Each list grows once to take its explicit edges, rather than by doubling.
+  std::vector<std::uint32_t> explicit_out(successors.size(), 0);
+  for (auto [from, to] : state_->explicit_edges) ++explicit_out[from];
+  for (NodeIndex v = 0; v < successors.size(); ++v) {
+    if (explicit_out[v] != 0) successors[v].reserve(successors[v].size() + explicit_out[v]);
+  }
   for (auto [from, to] : state_->explicit_edges) successors[from].push_back(to);
   TopologicalOrder topo = topological_order(successors);
   if (topo.on_cycle) {

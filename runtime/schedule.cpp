@@ -45,7 +45,8 @@ class Placer {
         position_(successors.size(), 0),
         placed_at_(successors.size(), 0),
         unplaced_predecessors_(successors.size()),
-        ancestor_position_(successors.size() * limit_, -1),
+        row_(limit_ + 2),
+        ancestor_position_(successors.size() * row_, -1),
         cost_ns_(cost_ns),
         handoff_ns_(handoff_ns),
         finish_(cost_ns.empty() ? 0 : successors.size(), 0),
@@ -53,6 +54,7 @@ class Placer {
         group_(group),
         streams_per_group_(streams_per_group) {
     schedule_.stream_of.assign(successors.size(), kUnassigned);
+    schedule_.order.reserve(successors.size());
     if (!group.empty()) schedule_.streams.resize(limit_);
     for (NodeIndex v = 0; v < successors.size(); ++v) {
       unplaced_predecessors_[v] = static_cast<std::uint32_t>(predecessors[v].size());
@@ -85,19 +87,19 @@ class Placer {
   // node on a stream is an ancestor of the next), so the last node L of a stream is an ancestor
   // of v exactly when v's ancestor position on that stream is at least L's.
   void record_ancestors(NodeIndex v) {
-    std::int32_t* mine = &ancestor_position_[v * limit_];
+    std::int32_t* mine = &ancestor_position_[v * row_];
     for (NodeIndex p : predecessors_[v]) {
-      const std::int32_t* theirs = &ancestor_position_[p * limit_];
+      const std::int32_t* theirs = &ancestor_position_[p * row_];
       for (std::size_t t = 0; t < limit_; ++t) mine[t] = std::max(mine[t], theirs[t]);
-      StreamIndex t = schedule_.stream_of[p];
-      mine[t] = std::max(mine[t], static_cast<std::int32_t>(position_[p]));
+      const auto t = static_cast<StreamIndex>(theirs[limit_]);
+      mine[t] = std::max(mine[t], theirs[limit_ + 1]);
     }
   }
 
   // NNC's tie-break: among streams equally good for v, prefer one that already ran v's command
   // (kernels of one command share workspace and context).
   StreamIndex choose_stream(NodeIndex v) const {
-    const std::int32_t* ancestors = &ancestor_position_[v * limit_];
+    const std::int32_t* ancestors = &ancestor_position_[v * row_];
     const StreamIndex first = group_.empty() ? 0 : group_[v] * streams_per_group_;
     const StreamIndex end = group_.empty() ? static_cast<StreamIndex>(schedule_.streams.size())
                                            : first + streams_per_group_;
@@ -144,7 +146,7 @@ class Placer {
     if (std::find(preds.begin(), preds.end(), last) == preds.end()) return false;
     const auto at_last = static_cast<std::int32_t>(position_[last]);
     return std::none_of(preds.begin(), preds.end(), [&](NodeIndex p) {
-      return p != last && ancestor_position_[p * limit_ + t] >= at_last;
+      return p != last && ancestor_position_[p * row_ + t] >= at_last;
     });
   }
 
@@ -165,6 +167,8 @@ class Placer {
     }
     schedule_.stream_of[v] = stream;
     position_[v] = static_cast<std::uint32_t>(schedule_.streams[stream].size());
+    ancestor_position_[v * row_ + limit_] = static_cast<std::int32_t>(stream);
+    ancestor_position_[v * row_ + limit_ + 1] = static_cast<std::int32_t>(position_[v]);
     placed_at_[v] = static_cast<std::uint32_t>(schedule_.order.size());
     schedule_.streams[stream].push_back(v);
     schedule_.order.push_back(v);
@@ -179,8 +183,11 @@ class Placer {
   std::vector<std::uint32_t> position_;
   std::vector<std::uint32_t> placed_at_;
   std::vector<std::uint32_t> unplaced_predecessors_;
-  std::vector<std::int32_t> ancestor_position_;  // node-major, limit_ entries per node
-  std::span<const double> cost_ns_;              // empty: no costs
+  // Per node, a row of limit_ ancestor positions followed by the node's own stream and
+  // position once placed: what a successor reads of it lies in one place, not in three arrays.
+  const std::size_t row_;
+  std::vector<std::int32_t> ancestor_position_;
+  std::span<const double> cost_ns_;  // empty: no costs
   double handoff_ns_;
   std::vector<double> finish_;                      // per node, estimated from the costs
   std::span<const std::uint32_t> command_;          // empty: no tie-break by command
