@@ -34,6 +34,7 @@ class Placer {
  public:
   // With `group` (one entry per node), node v may only go on streams
   // group[v] * streams_per_group .. + streams_per_group - 1, which all exist from the start.
+  // schedule.rank must be filled in already.
   Placer(const Adjacency& successors, const Adjacency& predecessors, std::size_t max_streams,
          std::span<const double> cost_ns, double handoff_ns, std::span<const std::uint32_t> command,
          std::span<const std::uint32_t> group, std::size_t streams_per_group, Schedule& schedule)
@@ -44,7 +45,7 @@ class Placer {
         schedule_(schedule),
         position_(successors.size(), 0),
         placed_at_(successors.size(), 0),
-        unplaced_predecessors_(successors.size()),
+        pending_(successors.size()),
         row_(limit_ + 2),
         ancestor_position_(successors.size() * row_, -1),
         cost_ns_(cost_ns),
@@ -57,7 +58,7 @@ class Placer {
     schedule_.order.reserve(successors.size());
     if (!group.empty()) schedule_.streams.resize(limit_);
     for (NodeIndex v = 0; v < successors.size(); ++v) {
-      unplaced_predecessors_[v] = static_cast<std::uint32_t>(predecessors[v].size());
+      pending_[v] = {static_cast<std::uint32_t>(predecessors[v].size()), schedule_.rank[v]};
     }
   }
 
@@ -70,9 +71,9 @@ class Placer {
     for (NodeIndex at = v;;) {
       std::optional<NodeIndex> next;
       for (NodeIndex s : successors_[at]) {
-        if (schedule_.stream_of[s] != kUnassigned || unplaced_predecessors_[s] != 0) continue;
+        if (pending_[s].unplaced_predecessors != 0) continue;  // placed, or not ready
         if (!group_.empty() && group_[s] != group_[v]) continue;
-        if (!next || schedule_.rank[s] > schedule_.rank[*next]) next = s;
+        if (!next || pending_[s].rank > pending_[*next].rank) next = s;
       }
       if (!next) break;
       place(*next, stream);
@@ -173,7 +174,8 @@ class Placer {
     schedule_.streams[stream].push_back(v);
     schedule_.order.push_back(v);
     if (!command_.empty()) commands_run_.insert(std::uint64_t{stream} << 32 | command_[v]);
-    for (NodeIndex s : successors_[v]) --unplaced_predecessors_[s];
+    pending_[v].unplaced_predecessors = kPlaced;
+    for (NodeIndex s : successors_[v]) --pending_[s].unplaced_predecessors;
   }
 
   const Adjacency& successors_;
@@ -182,7 +184,15 @@ class Placer {
   Schedule& schedule_;
   std::vector<std::uint32_t> position_;
   std::vector<std::uint32_t> placed_at_;
-  std::vector<std::uint32_t> unplaced_predecessors_;
+  // Per node, what placing a predecessor updates and the chain rule then reads, side by side
+  // (one cache line per successor instead of three): predecessors not yet placed (kPlaced once
+  // the node itself is), and the rank.
+  struct Pending {
+    std::uint32_t unplaced_predecessors = 0;
+    std::uint32_t rank = 0;
+  };
+  static constexpr std::uint32_t kPlaced = std::numeric_limits<std::uint32_t>::max();
+  std::vector<Pending> pending_;
   // Per node, a row of limit_ ancestor positions followed by the node's own stream and
   // position once placed: what a successor reads of it lies in one place, not in three arrays.
   const std::size_t row_;
