@@ -272,42 +272,44 @@ namespace {
 // Checks the graph and what comes per node, and computes what every placement shares.
 struct Prepared {
   TopologicalOrder topo;
-  Adjacency predecessors;
+  const Adjacency* given = nullptr;  // the caller's predecessor lists, if it had them
+  Adjacency computed;                // else these
   std::vector<std::uint32_t> rank;
+
+  const Adjacency& predecessors() const { return given ? *given : computed; }
 };
 
-Prepared prepare(const Adjacency& successors, std::span<const std::uint32_t> command) {
+Prepared prepare(const Adjacency& successors, const Adjacency* predecessors,
+                 std::span<const std::uint32_t> command) {
   if (!command.empty() && command.size() != successors.size()) {
     throw Error("make_schedule: " + std::to_string(command.size()) + " commands for " +
                 std::to_string(successors.size()) + " nodes");
   }
-  Prepared p{topological_order(successors), {}, {}};
+  Prepared p{topological_order(successors), predecessors, {}, {}};
   if (p.topo.on_cycle) {
     throw Error("dependency cycle through node " + std::to_string(*p.topo.on_cycle));
   }
-  p.predecessors = predecessors_of(successors);
+  if (!predecessors) p.computed = predecessors_of(successors);
   p.rank = compute_ranks(successors, p.topo.order);
   return p;
 }
 
-}  // namespace
-
-Schedule make_schedule(const std::vector<std::vector<NodeIndex>>& successors,
-                       std::size_t max_streams, std::span<const double> cost_ns, double handoff_ns,
-                       std::span<const std::uint32_t> command) {
+Schedule schedule_nodes(const Adjacency& successors, const Adjacency* predecessors,
+                        std::size_t max_streams, std::span<const double> cost_ns, double handoff_ns,
+                        std::span<const std::uint32_t> command) {
   if (max_streams == 0) throw Error("max_streams must be at least 1");
   if (!cost_ns.empty() && cost_ns.size() != successors.size()) {
     throw Error("make_schedule: " + std::to_string(cost_ns.size()) + " costs for " +
                 std::to_string(successors.size()) + " nodes");
   }
-  const Prepared prepared = prepare(successors, command);
+  const Prepared prepared = prepare(successors, predecessors, command);
   auto place = [&](std::size_t limit) {
     Schedule schedule;
     schedule.rank = prepared.rank;
-    Placer placer(successors, prepared.predecessors, limit, cost_ns, handoff_ns, command, {}, 0,
+    Placer placer(successors, prepared.predecessors(), limit, cost_ns, handoff_ns, command, {}, 0,
                   schedule);
     for (NodeIndex v : prepared.topo.order) placer.visit(v);
-    add_signals(prepared.predecessors, placer.positions(), schedule);
+    add_signals(prepared.predecessors(), placer.positions(), schedule);
     return schedule;
   };
   if (cost_ns.empty()) return place(max_streams);
@@ -327,6 +329,20 @@ Schedule make_schedule(const std::vector<std::vector<NodeIndex>>& successors,
   return best;
 }
 
+}  // namespace
+
+Schedule make_schedule(const std::vector<std::vector<NodeIndex>>& successors,
+                       std::size_t max_streams, std::span<const double> cost_ns, double handoff_ns,
+                       std::span<const std::uint32_t> command) {
+  return schedule_nodes(successors, nullptr, max_streams, cost_ns, handoff_ns, command);
+}
+
+Schedule make_schedule(const Adjacency& successors, const Adjacency& predecessors,
+                       std::size_t max_streams, std::span<const double> cost_ns, double handoff_ns,
+                       std::span<const std::uint32_t> command) {
+  return schedule_nodes(successors, &predecessors, max_streams, cost_ns, handoff_ns, command);
+}
+
 Schedule make_device_schedule(const std::vector<std::vector<NodeIndex>>& successors,
                               std::span<const DeviceIndex> device_of, std::size_t devices,
                               std::size_t streams_per_device,
@@ -344,13 +360,13 @@ Schedule make_device_schedule(const std::vector<std::vector<NodeIndex>>& success
                   std::to_string(device_of[v]) + " of " + std::to_string(devices));
     }
   }
-  const Prepared prepared = prepare(successors, command);
+  const Prepared prepared = prepare(successors, nullptr, command);
   Schedule schedule;
   schedule.rank = prepared.rank;
-  Placer placer(successors, prepared.predecessors, devices * streams_per_device, {}, 0, command,
+  Placer placer(successors, prepared.predecessors(), devices * streams_per_device, {}, 0, command,
                 device_of, streams_per_device, schedule);
   for (NodeIndex v : prepared.topo.order) placer.visit(v);
-  add_signals(prepared.predecessors, placer.positions(), schedule);
+  add_signals(prepared.predecessors(), placer.positions(), schedule);
   return schedule;
 }
 
