@@ -15,12 +15,15 @@ Schedule schedule_with_costs(const Graph::Data& data, const BuildOptions& option
   const std::vector<std::uint32_t> command = command_ids(data.nodes);
   const bool declared = std::any_of(data.nodes.begin(), data.nodes.end(),
                                     [](const Node& node) { return node.cost_ns.has_value(); });
-  if (!declared) return make_schedule(data.successors, options.max_streams, {}, 0, command);
+  if (!declared) {
+    return make_schedule(data.successors, data.predecessors, options.max_streams, {}, 0, command);
+  }
   std::vector<double> cost_ns;
   cost_ns.reserve(data.nodes.size());
   for (const Node& node : data.nodes)
     cost_ns.push_back(node.cost_ns.value_or(10 * options.handoff_ns));
-  return make_schedule(data.successors, options.max_streams, cost_ns, options.handoff_ns, command);
+  return make_schedule(data.successors, data.predecessors, options.max_streams, cost_ns,
+                       options.handoff_ns, command);
 }
 
 }  // namespace
@@ -88,6 +91,12 @@ Graph GraphBuilder::build(const BuildOptions& options) && {
   data->nodes = std::move(state_->nodes);
 
   Adjacency successors = infer_dependencies(data->nodes);
+  // Each list grows once to take its explicit edges, rather than by doubling.
+  std::vector<std::uint32_t> explicit_out(successors.size(), 0);
+  for (auto [from, to] : state_->explicit_edges) ++explicit_out[from];
+  for (NodeIndex v = 0; v < successors.size(); ++v) {
+    if (explicit_out[v] != 0) successors[v].reserve(successors[v].size() + explicit_out[v]);
+  }
   for (auto [from, to] : state_->explicit_edges) successors[from].push_back(to);
   TopologicalOrder topo = topological_order(successors);
   if (topo.on_cycle) {

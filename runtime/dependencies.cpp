@@ -11,18 +11,33 @@
 namespace uops::runtime {
 
 Adjacency infer_dependencies(const std::vector<Node>& nodes) {
+  // A node's predecessors all come while it is added, so they are gathered node after node
+  // into one flat array; the successor lists are then sized once from them and filled in
+  // node order, which also sorts them (no list grows by reallocation).
   AccessTracker<NodeIndex> tracker;
-  Adjacency successors(nodes.size());
+  std::vector<NodeIndex> predecessors;
+  std::vector<std::size_t> start;  // node n's predecessors: [start[n], start[n + 1])
+  start.reserve(nodes.size() + 1);
+  start.push_back(0);
+  std::vector<std::uint32_t> outdegree(nodes.size(), 0);
   auto ignore = [](NodeIndex) {};
   for (NodeIndex n = 0; n < nodes.size(); ++n) {
     tracker.add(
         n, nodes[n].reads, nodes[n].writes,
         [&](NodeIndex earlier) {
-          // n only grows, so each list comes out sorted, and a repeat is its last entry.
-          auto& list = successors[earlier];
-          if (earlier != n && (list.empty() || list.back() != n)) list.push_back(n);
+          if (earlier != n) predecessors.push_back(earlier);
         },
         ignore, ignore);
+    const auto first = predecessors.begin() + static_cast<std::ptrdiff_t>(start.back());
+    std::sort(first, predecessors.end());
+    predecessors.erase(std::unique(first, predecessors.end()), predecessors.end());
+    for (auto p = first; p != predecessors.end(); ++p) ++outdegree[*p];
+    start.push_back(predecessors.size());
+  }
+  Adjacency successors(nodes.size());
+  for (NodeIndex v = 0; v < nodes.size(); ++v) successors[v].reserve(outdegree[v]);
+  for (NodeIndex n = 0; n < nodes.size(); ++n) {
+    for (std::size_t i = start[n]; i < start[n + 1]; ++i) successors[predecessors[i]].push_back(n);
   }
   return successors;
 }
@@ -109,8 +124,8 @@ Adjacency transitive_reduction(Adjacency successors, const std::vector<NodeIndex
   }
 
   // Columns are handled in blocks of at most kBlockWords * 64 whose columns lie within
-  // kReductionWindow places of the order, so the bitsets take a bounded number of bytes per
-  // node. reach[v]: the block's columns reachable from v by one or more edges. A block's pass
+  // kReductionWindow places of the order, so one pass's bitsets take a bounded number of bytes.
+  // reach[v]: the block's columns reachable from v by one or more edges. A block's pass
   // runs backwards from its last column to its earliest predecessor, or to kReductionWindow
   // places before its first column if that comes later: every path from a node of the pass to
   // a column stays inside the pass, so the edges it examines are dropped exactly when implied,
@@ -124,7 +139,10 @@ Adjacency transitive_reduction(Adjacency successors, const std::vector<NodeIndex
   }
   constexpr std::size_t kBlockColumns = 64 * kBlockWords;
   const std::size_t words = std::min(kBlockWords, (columns.size() + 63) / 64);
-  std::vector<std::uint64_t> reach(columns.empty() ? 0 : n * words);
+  // A pass spans at most 2 * kReductionWindow + 1 places, so its bits are indexed by place
+  // in the pass: about a megabyte that stays in cache, however large the graph.
+  const std::size_t span = std::min<std::size_t>(n, 2 * std::size_t{kReductionWindow} + 1);
+  std::vector<std::uint64_t> reach(columns.empty() ? 0 : span * words);
   for (std::size_t first = 0, last; first < columns.size(); first = last + 1) {
     const std::uint32_t first_position = position[columns[first]];
     last = first;
@@ -149,11 +167,11 @@ Adjacency transitive_reduction(Adjacency successors, const std::vector<NodeIndex
         ++work->nodes;
         work->edges += reduced[v].size();
       }
-      std::uint64_t* mine = &reach[v * words];
+      std::uint64_t* mine = &reach[(i - stop) * words];
       std::fill(mine, mine + words, 0);
       for (NodeIndex s : reduced[v]) {
         if (position[s] > end) continue;
-        const std::uint64_t* theirs = &reach[s * words];
+        const std::uint64_t* theirs = &reach[(position[s] - stop) * words];
         for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
       }
       // Now `mine` holds what v reaches through a successor; a successor in it is redundant.

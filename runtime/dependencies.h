@@ -3,10 +3,12 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "uops/runtime/graph.h"
@@ -28,12 +30,12 @@ class AccessTracker {
   void add(Id id, const std::vector<BufferId>& reads, const std::vector<BufferId>& writes,
            DependOn depend_on, Held held, Released released) {
     for (BufferId b : reads) {
-      if (auto it = buffers_.find(b); it != buffers_.end() && it->second.last_writer) {
-        depend_on(*it->second.last_writer);
+      if (const State* state = find(b); state && state->last_writer) {
+        depend_on(*state->last_writer);
       }
     }
     for (BufferId b : writes) {
-      State& state = buffers_[b];
+      State& state = find_or_add(b);
       if (state.last_writer) {
         depend_on(*state.last_writer);
         released(*state.last_writer);
@@ -50,7 +52,7 @@ class AccessTracker {
     // as its writer only; a later writer depends on it through write-after-write.
     for (BufferId b : reads) {
       if (std::find(writes.begin(), writes.end(), b) == writes.end()) {
-        buffers_[b].readers_since_write.push_back(id);
+        find_or_add(b).readers_since_write.push_back(id);
         held(id);
       }
     }
@@ -60,22 +62,71 @@ class AccessTracker {
   // write also the readers since.
   template <typename Visit>
   void last_accesses(BufferId b, bool write, Visit visit) const {
-    auto it = buffers_.find(b);
-    if (it == buffers_.end()) return;
-    if (it->second.last_writer) visit(*it->second.last_writer);
+    const State* state = find(b);
+    if (!state) return;
+    if (state->last_writer) visit(*state->last_writer);
     if (write) {
-      for (Id reader : it->second.readers_since_write) visit(reader);
+      for (Id reader : state->readers_since_write) visit(reader);
     }
   }
 
-  void clear() { buffers_.clear(); }
+  void clear() {
+    slots_ = {};
+    states_ = {};
+  }
 
  private:
   struct State {
     std::optional<Id> last_writer;
     std::vector<Id> readers_since_write;
   };
-  std::unordered_map<BufferId, State> buffers_;
+  // The buffers' states sit in one array, found through an open-addressing table (linear
+  // probing, at most half full) of (buffer, state number) slots: a lookup reads one slot
+  // instead of following a node-based map's bucket and node pointers, which at 10^5 buffers
+  // and more costs a cache miss each.
+  struct Slot {
+    BufferId buffer = 0;
+    std::uint32_t state = 0;  // index into states_ plus one; 0: empty
+  };
+
+  std::size_t home(BufferId b) const {
+    return static_cast<std::size_t>((std::uint64_t{b} * 0x9E3779B97F4A7C15u) >> shift_);
+  }
+
+  const State* find(BufferId b) const {
+    if (slots_.empty()) return nullptr;
+    for (std::size_t i = home(b);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].state == 0) return nullptr;
+      if (slots_[i].buffer == b) return &states_[slots_[i].state - 1];
+    }
+  }
+
+  State& find_or_add(BufferId b) {
+    if (2 * (states_.size() + 1) > slots_.size()) grow();
+    std::size_t i = home(b);
+    for (; slots_[i].state != 0; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].buffer == b) return states_[slots_[i].state - 1];
+    }
+    states_.emplace_back();
+    slots_[i] = Slot{b, static_cast<std::uint32_t>(states_.size())};
+    return states_.back();
+  }
+
+  void grow() {
+    std::vector<Slot> old =
+        std::exchange(slots_, std::vector<Slot>(std::max<std::size_t>(16, 2 * slots_.size())));
+    shift_ = 64 - std::countr_zero(slots_.size());
+    for (const Slot& slot : old) {
+      if (slot.state == 0) continue;
+      std::size_t i = home(slot.buffer);
+      while (slots_[i].state != 0) i = (i + 1) & (slots_.size() - 1);
+      slots_[i] = slot;
+    }
+  }
+
+  std::vector<Slot> slots_;  // a power of two in size
+  int shift_ = 64;           // 64 - log2(slots_.size())
+  std::vector<State> states_;
 };
 
 // Successor lists implied by the nodes' accesses in insertion order (read-after-write,
@@ -106,13 +157,20 @@ struct ReductionWork {
 // Drops duplicate edges and every edge u -> v for which another path from u to v exists and
 // v comes at most kReductionWindow places after u in `order`; an implied edge that spans
 // further may stay (it orders nothing new, and the schedule gives it no signal and no say in
-// placement). Successor lists come out sorted. Memory is linear in nodes + edges (at most
-// kBlockWords * 8 bytes of reachability bits per node), and so is time: each node is visited
-// by at most kReductionWindow / (kBlockWords * 64) + 3 passes. `work`, when given, counts them.
+// placement). Successor lists come out sorted. Memory is linear in nodes + edges (the reachability
+// bits take (2 * kReductionWindow + 1) * kBlockWords * 8 bytes at most, about 1 MB), and so is
+// time: each node is visited by at most kReductionWindow / (kBlockWords * 64) + 3 passes. `work`,
+// when given, counts them.
 Adjacency transitive_reduction(Adjacency successors, const std::vector<NodeIndex>& order,
                                ReductionWork* work = nullptr);
 
 Adjacency predecessors_of(const Adjacency& successors);
+
+// make_schedule (schedule.h) for a graph whose predecessor lists, predecessors_of(successors),
+// the caller holds already: the builder's, which are not computed a second time.
+Schedule make_schedule(const Adjacency& successors, const Adjacency& predecessors,
+                       std::size_t max_streams, std::span<const double> cost_ns, double handoff_ns,
+                       std::span<const std::uint32_t> command);
 
 // Per node, a command id for the schedule's tie-break: nodes of the same name run the same
 // command.
