@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bindings.h"
+#include "uops/autodiff/forward_mode.h"
 #include "uops/autodiff/graph_gradient.h"
 #include "uops/error.h"
 #include "uops/ir/lower.h"
@@ -187,31 +188,53 @@ Shapes and index expressions are strings: "dA1[=dB0]", "i1 * $stride + i3 - $pad
       "lower", [](const Graph& g) { return lower(g); }, py::arg("graph"),
       "The graph's loop program, one block per uop. Raises uops.Error for a graph without "
       "outputs.");
-  m.def(
-      "optimize",
-      [](Program p, const std::string& dump_after, bool verify, py::object dump) {
-        std::ostringstream text;
-        Program out;
-        {
-          py::gil_scoped_release release;
-          out = optimize(std::move(p), PipelineOptions{verify, dump_after, &text});
-        }
-        if (!dump_after.empty()) {
-          if (dump.is_none()) dump = py::module_::import("sys").attr("stderr");
-          dump.attr("write")(text.str());
-        }
-        return out;
-      },
-      py::arg("program"), py::arg("dump_after") = "", py::arg("verify") = false,
-      py::arg("dump") = py::none(),
-      "The optimization pipeline. `dump_after` names a pass (or \"all\") after which the program "
-      "is written to `dump` (a file-like object; default sys.stderr); `verify` runs the verifier "
-      "after every pass.");
-  m.def("pass_names", &pass_names, "The pass names `optimize(dump_after=...)` accepts.");
-  m.def("gradient", &gradient, py::arg("graph"), py::arg("wrt"),
+  // Runs a pipeline with the GIL released, then writes what it dumped to `dump` (sys.stderr).
+  auto dumping = [](auto run) {
+    return [run](Program p, const std::string& dump_after, bool verify, py::object dump) {
+      std::ostringstream text;
+      Program out;
+      {
+        py::gil_scoped_release release;
+        out = run(std::move(p), PipelineOptions{verify, dump_after, &text});
+      }
+      if (!dump_after.empty()) {
+        if (dump.is_none()) dump = py::module_::import("sys").attr("stderr");
+        dump.attr("write")(text.str());
+      }
+      return out;
+    };
+  };
+  m.def("optimize",
+        dumping([](Program p, const PipelineOptions& o) { return optimize(std::move(p), o); }),
+        py::arg("program"), py::arg("dump_after") = "", py::arg("verify") = false,
+        py::arg("dump") = py::none(),
+        "The optimization pipeline. `dump_after` names a pass (or \"all\") after which the "
+        "program is written to `dump` (a file-like object; default sys.stderr); `verify` runs the "
+        "verifier after every pass.");
+  m.def("plan_cpu",
+        dumping([](Program p, const PipelineOptions& o) { return plan_cpu(std::move(p), {}, o); }),
+        py::arg("program"), py::arg("dump_after") = "", py::arg("verify") = false,
+        py::arg("dump") = py::none(),
+        "The C backend's passes (tilings, then the decisions its printer prints, shown in the "
+        "loops' plans), as the C backend runs them on a program; `dump_after`, `verify` and "
+        "`dump` as for optimize.");
+  m.def("pass_names", &pass_names,
+        "The pass names `dump_after` accepts: optimize's, then plan_cpu's.");
+  m.def("gradient", &gradient, py::arg("graph"), py::arg("wrt"), py::arg("prefix") = "d",
         py::call_guard<py::gil_scoped_release>(),
         "The reverse-mode gradient program of `graph` with respect to the inputs named in `wrt`: "
-        "it takes d<output> and the forward inputs it reads, and gives d<input> (unoptimized).");
+        "it takes d<output> and the forward inputs it reads, and gives d<input> (unoptimized); "
+        "`prefix` replaces the d of every gradient's name.");
+  m.def("gradient_graph", &gradient_graph, py::arg("graph"), py::arg("wrt"),
+        py::arg("prefix") = "d", py::call_guard<py::gil_scoped_release>(),
+        "The reverse-mode gradient as a uop Graph (the graph `gradient` lowers), so it can be "
+        "differentiated again, lowered or registered as an op.");
+  m.def("jvp", &jvp, py::arg("graph"), py::arg("wrt"), py::arg("prefix") = "t",
+        py::call_guard<py::gil_scoped_release>(),
+        "Forward mode as a Graph: takes a tangent <prefix><input> per name in `wrt` and gives "
+        "<prefix><output> for each output.");
+  m.def("hvp", &hvp, py::arg("graph"), py::arg("wrt"), py::call_guard<py::gil_scoped_release>(),
+        "The Hessian-vector product as a Graph: forward mode over the reverse-mode gradient.");
   m.def(
       "gradient_program",
       [](const py::object& op, const py::object& dtype) {

@@ -57,6 +57,7 @@ def test_optimize_dumps_after_a_pass_and_refuses_an_unknown_one():
     dump = io.StringIO()
     p = uops.optimize(uops.lower(matmul_graph()), dump_after="all", dump=dump, verify=True)
     assert p.blocks == 1  # one loop nest, no temporaries
+    uops.plan_cpu(p, dump_after="all", dump=dump, verify=True)
     for name in uops.pass_names():
         assert name in dump.getvalue()
     with pytest.raises(uops.Error, match="no_such_pass"):
@@ -72,6 +73,23 @@ def test_gradient_of_a_python_graph_matches_numpy():
     inputs = {name: v for name, v in {"dc": dc, "a": a, "b": b}.items() if name in grad.inputs}
     out = uops.compile(grad).run(inputs)
     np.testing.assert_allclose(out["da"], dc @ b.T, rtol=1e-12)
+
+
+def test_gradient_graph_differentiates_again_and_hvp_matches_numpy():
+    g = uops.Graph()
+    x = g.input("x", 1, "f64")
+    g.output("y", g.binary("mul", g.binary("mul", x, x), x))  # y = x^3
+    gg = uops.gradient_graph(g, ["x"])  # dx = 3 x^2 dy
+    second = uops.optimize(uops.gradient(gg, ["x"], "g"))  # gx = 6 x dy gdx
+    x0, dy, gdx = np.array([1.0, -2.0, 0.5]), np.array([1.0, 2.0, 3.0]), np.array([2.0, 1.0, -1.0])
+    feed = {"x": x0, "dy": dy, "gdx": gdx}
+    out = uops.compile(second).run({k: v for k, v in feed.items() if k in second.inputs})
+    np.testing.assert_allclose(out["gx"], 6 * x0 * dy * gdx, rtol=1e-12)
+    h = uops.optimize(uops.lower(uops.hvp(g, ["x"])))
+    feed = {"x": x0, "dy": dy, "tx": gdx}
+    out = uops.compile(h).run({k: v for k, v in feed.items() if k in h.inputs})
+    hv = [v for k, v in out.items() if k != "dx" and k != "y"]
+    assert any(np.allclose(v, 6 * x0 * dy * gdx, rtol=1e-12) for v in hv), out
 
 
 def test_gradient_program_of_a_registered_op():

@@ -13,7 +13,7 @@ def test_a_torch_softmax_passes_and_a_wrong_one_is_caught():
     uops.testing.check("softmax", uops.testing.torch_kernel(lambda x: torch.softmax(x, dim=1)),
                        trials=30)
     wrong = uops.testing.torch_kernel(lambda x: torch.softmax(x, dim=0))
-    with pytest.raises(AssertionError, match="shrunk: x=1,2"):
+    with pytest.raises(AssertionError, match="shrunk: x=(1,2|2,1)"):
         uops.testing.check("softmax", wrong, trials=30)
 
 

@@ -142,10 +142,19 @@ def lower(graph: Graph) -> Program:
 def optimize(program: Program, dump_after: str = "", verify: bool = False,
              dump: IO[str] | None = None) -> Program:
     """The optimization pipeline, optionally printing the program after a pass."""
+def plan_cpu(program: Program, dump_after: str = "", verify: bool = False,
+             dump: IO[str] | None = None) -> Program:
+    """The C backend's passes; their decisions show in the loops' plans."""
 def pass_names() -> list[str]:
-    """The pass names `optimize(dump_after=...)` accepts."""
-def gradient(graph: Graph, wrt: Sequence[str]) -> Program:
+    """The pass names `dump_after` accepts: optimize's, then plan_cpu's."""
+def gradient(graph: Graph, wrt: Sequence[str], prefix: str = ...) -> Program:
     """The reverse-mode gradient program of `graph` with respect to the inputs in `wrt`."""
+def gradient_graph(graph: Graph, wrt: Sequence[str], prefix: str = ...) -> Graph:
+    """The reverse-mode gradient as a uop Graph (differentiable again)."""
+def jvp(graph: Graph, wrt: Sequence[str], prefix: str = ...) -> Graph:
+    """Forward mode as a Graph: tangents <prefix><input> in, <prefix><output> out."""
+def hvp(graph: Graph, wrt: Sequence[str]) -> Graph:
+    """The Hessian-vector product as a Graph (forward over reverse)."""
 def gradient_program(op: Union[str, OpDef], dtype: DTypeLike = ...) -> Program:
     """The gradient program of a registered op (unoptimized)."""
 
