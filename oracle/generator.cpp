@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -275,14 +276,18 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements, int64_t
       parent[root(b)] = root(a);
     } else {
       d->equalities.push_back(eq);
-      // An input axis asserted equal to an expression over other inputs' axes.
+      // An input axis asserted equal to an expression over several other axes (a gradient
+      // op's d<y> shaped like y) is computed from them. One over a single axis (`dA1 = 2 * dB1`)
+      // is left to `settle`, so that either side can be drawn, a tail included.
       for (auto [s, e, t] : {std::tuple{a, eq.b, eq.a}, std::tuple{b, eq.a, eq.b}}) {
         bool own = false;
+        std::set<std::pair<int, int>> axes;
         visit(e, [&](const IndexNode& x) {
           own |= x.kind == IndexKind::Dim && x.tensor == t->tensor;
           own |= x.kind == IndexKind::Var || x.kind == IndexKind::Data;
+          if (x.kind == IndexKind::Dim) axes.emplace(x.tensor, x.axis);
         });
-        if (s >= 0 && !own) derived_slots.emplace_back(s, e);
+        if (s >= 0 && !own && axes.size() != 1) derived_slots.emplace_back(s, e);
       }
     }
   }
