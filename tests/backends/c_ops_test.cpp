@@ -2,6 +2,7 @@
 // against gcc and clang with every warning an error.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -75,9 +76,18 @@ TEST(COps, EveryProgramCompilesWithoutWarnings) {
     Program p = lower(random_case(seed, o).graph);
     sources.push_back(emit_c(seed % 3 ? optimize(p) : p));
   }
-  for (std::string cc : {"gcc", "clang"})
+  // CI installs both compilers; elsewhere (a GPU machine's image, say) only those present run.
+  int compilers = 0;
+  for (std::string cc : {"gcc", "clang"}) {
+    if (std::system(("command -v " + cc + " >/dev/null 2>&1").c_str()) != 0) {
+      std::printf("%s is not installed: not checked\n", cc.c_str());
+      continue;
+    }
+    ++compilers;
     for (std::string omp : {"-fno-openmp", "-fopenmp"})
       compile_all(cc, {"-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", omp}, sources);
+  }
+  if (compilers == 0) GTEST_SKIP() << "neither gcc nor clang is installed";
 }
 
 }  // namespace
