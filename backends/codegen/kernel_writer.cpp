@@ -19,7 +19,12 @@ std::string kernel_error_message(int bits) {
 }
 
 KernelWriter::KernelWriter(const Program& p, const Dialect& d)
-    : p_(p), d_(d), names_(make_names(p)), f64_(p.value_type() == DType::f64), ranges_(p) {
+    : p_(p),
+      d_(d),
+      names_(make_names(p)),
+      f64_(p.value_type() == DType::f64),
+      ranges_(p),
+      prover_(p) {
   for (auto& b : p.blocks)
     for (auto& l : b.loops)
       for (auto& c : l.carried)
@@ -62,32 +67,6 @@ std::string KernelWriter::helper(const std::string& name) {
 
 // ---- index expressions ------------------------------------------------------------------------
 
-bool KernelWriter::nonnegative(const Index& e) const {
-  int64_t c = 0;
-  switch (e->kind) {
-    case IndexKind::Const:
-      return e->constant >= 0;
-    case IndexKind::Dim:
-      return true;
-    case IndexKind::Var: {
-      const Loop* l = ranges_.loop(e->var);
-      return l && nonnegative(l->start);
-    }
-    case IndexKind::Add:
-    case IndexKind::Mul:
-    case IndexKind::Min:
-      return nonnegative(e->a) && nonnegative(e->b);
-    case IndexKind::Max:
-      return nonnegative(e->a) || nonnegative(e->b);
-    case IndexKind::Div:
-      return nonnegative(e->a) && is_const(e->b, &c) && c > 0;
-    case IndexKind::Mod:
-      return is_const(e->b, &c) && c > 0;
-    default:
-      return false;
-  }
-}
-
 std::string KernelWriter::print_index(const Index& e, int min_prec) {
   std::string s;
   int prec = 3;
@@ -129,7 +108,7 @@ std::string KernelWriter::print_index(const Index& e, int min_prec) {
       bool div = e->kind == IndexKind::Div;
       int64_t c = 0;
       bool positive = is_const(e->b, &c) && c > 0;
-      if (positive && nonnegative(e->a)) {
+      if (positive && prover_.nonnegative(e->a)) {
         s = print_index(e->a, 2) + (div ? " / " : " % ") + print_index(e->b, 3);
         prec = 2;
       } else if (positive) {

@@ -4,9 +4,10 @@
 // helpers) and in how a backend wraps the nests (OpenMP pragmas, grid mapping, atomics).
 //
 // Index arithmetic is int64_t. Floor division and modulo print as plain `/` and `%` when the
-// numerator is provably non-negative and the divisor a positive constant, through a helper
-// otherwise; a divisor that may be zero goes through a helper that records the error in the
-// local `err` (bit 1: division by zero, 2: modulo by zero, 4: overflow) instead of trapping.
+// numerator is provably non-negative (the range analysis, ir/range_prover.h) and the divisor a
+// positive constant, through a helper otherwise; a divisor that may be zero goes through a helper
+// that records the error in the local `err` (bit 1: division by zero, 2: modulo by zero, 4:
+// overflow) instead of trapping.
 #pragma once
 
 #include <functional>
@@ -17,6 +18,7 @@
 
 #include "backends/codegen/dialect.h"
 #include "backends/codegen/names.h"
+#include "ir/range_prover.h"
 #include "uops/ir/analysis.h"
 #include "uops/ir/program.h"
 
@@ -82,7 +84,6 @@ class KernelWriter {
   std::string literal(double v) const;
   std::string math(const char* name);  // expf or exp
   std::string load(const ValueNode& n);
-  bool nonnegative(const Index& e) const;
   std::string store(const Stmt& s, bool atomic);
   // Where the loop being written sits.
   struct Within {
@@ -103,6 +104,7 @@ class KernelWriter {
   Names names_;
   bool f64_;
   LoopRanges ranges_;
+  RangeProver prover_;  // when floor division prints as `/`
   std::set<int> arg_carried_;
   std::set<int> tensors_;
   std::set<std::pair<int, int>> sizes_;
