@@ -30,6 +30,19 @@ using namespace ir;
 enum KernelError { kDivisionByZero = 1, kModuloByZero = 2, kOverflow = 4 };
 std::string kernel_error_message(int bits);
 
+// A compare-and-swap loop applying one reduce step of the value type (double when `f64`, else
+// float) to an element of type `element`: an accumulation that threads share and the dialect has
+// no native atomic for. Printed as atomic_<op>_<dtype>_<value type>.
+struct AtomicHelper {
+  ReduceOp op;
+  DType element;
+  bool f64;
+  std::string name() const;
+  bool operator<(const AtomicHelper& o) const {
+    return name() < o.name();
+  }  // printed in name order
+};
+
 class KernelWriter {
  public:
   KernelWriter(const Program& p, const Dialect& d);
@@ -73,6 +86,7 @@ class KernelWriter {
   bool uses_error_flag() const { return uses_err_; }
   void reset_usage();
   const std::set<std::string>& used_helpers() const { return helpers_; }
+  const std::set<AtomicHelper>& used_atomics() const { return atomics_; }
   // The math functions called, as printed ("expf", "pow").
   const std::set<std::string>& used_math() const { return math_; }
   // Marks and returns a helper by name (for the backends' own uses).
@@ -110,12 +124,14 @@ class KernelWriter {
   std::set<std::pair<int, int>> sizes_;
   std::set<std::string> params_;
   std::set<std::string> helpers_;
+  std::set<AtomicHelper> atomics_;
   std::set<std::string> math_;
   bool uses_err_ = false;
 };
 
-// Definitions of the named helpers, in dependency order.
-std::string helper_definitions(const std::set<std::string>& names, const Dialect& d);
+// Definitions of the named helpers, in dependency order, then of the atomic ones.
+std::string helper_definitions(const std::set<std::string>& names,
+                               const std::set<AtomicHelper>& atomics, const Dialect& d);
 
 // Indentation helper for the emitters.
 inline std::string pad(int indent) {
