@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "uops/ir/dtype.h"
-#include "uops/ir/index_expr.h"
+#include "uops/parser/index_expr.h"
 #include "uops/ir/value_expr.h"
 
 namespace uops::ir {
