@@ -11,7 +11,7 @@
 //
 //   train_mlp [OUT_DIR]      exit status 0 when the trajectories agree and the loss decreases
 #include <uops/backends/cuda_runtime_nodes.h>
-#include <uops/runtime/runtime.h>
+#include <uops/runtime.h>
 
 #include <cmath>
 #include <cstdio>

@@ -1,5 +1,7 @@
 #include "uops/ir/program.h"
 
+#include <algorithm>
+
 namespace uops::ir {
 
 const char* role_name(Role r) {
@@ -59,6 +61,54 @@ std::string index_text(const Program& p, const Index& e) {
                    : "#" + std::to_string(n.tensor);
     }
   });
+}
+
+namespace {
+
+template <class T, class Same>
+bool all_same(const std::vector<T>& a, const std::vector<T>& b, Same same) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), same);
+}
+
+bool same(const std::vector<Index>& a, const std::vector<Index>& b) {
+  return all_same(a, b, [](const Index& x, const Index& y) { return equal(x, y); });
+}
+
+bool same(const LoopPlan& a, const LoopPlan& b) {
+  return a.threads == b.threads && a.collapse == b.collapse && equal(a.work, b.work) &&
+         a.reports_errors == b.reports_errors && a.single == b.single && a.simd == b.simd &&
+         a.row_local == b.row_local && a.tile == b.tile && a.empty_test == b.empty_test &&
+         all_same(a.tile_corners, b.tile_corners,
+                  [](auto& x, auto& y) { return x.first == y.first && same(x.second, y.second); });
+}
+
+bool same(const Stmt& a, const Stmt& b) {
+  return a.kind == b.kind && a.tensor == b.tensor && same(a.index, b.index) &&
+         a.checked == b.checked && a.op == b.op && a.carried == b.carried &&
+         equal(a.value, b.value) && equal(a.arg, b.arg);
+}
+
+bool same(const Loop& a, const Loop& b) {
+  return a.var == b.var && equal(a.start, b.start) && equal(a.end, b.end) &&
+         a.carried == b.carried && same(a.plan, b.plan) &&
+         all_same(a.stmts, b.stmts, [](auto& x, auto& y) { return same(x, y); });
+}
+
+}  // namespace
+
+bool equal(const Program& a, const Program& b) {
+  return a.params == b.params && a.num_vars == b.num_vars && a.num_carried == b.num_carried &&
+         all_same(a.tensors, b.tensors,
+                  [](auto& x, auto& y) {
+                    return x.name == y.name && x.dtype == y.dtype && x.role == y.role &&
+                           same(x.shape, y.shape);
+                  }) &&
+         all_same(a.equalities, b.equalities,
+                  [](auto& x, auto& y) { return equal(x.a, y.a) && equal(x.b, y.b); }) &&
+         all_same(a.blocks, b.blocks, [](auto& x, auto& y) {
+           return x.origin == y.origin &&
+                  all_same(x.loops, y.loops, [](auto& k, auto& l) { return same(k, l); });
+         });
 }
 
 }  // namespace uops::ir

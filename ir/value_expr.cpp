@@ -69,16 +69,24 @@ Value ternary(Value cond, Value a, Value b) {
 
 }  // namespace val
 
+namespace {
+
+// NaN included, so that a tree is equal to itself.
+bool same_number(double a, double b) {
+  return a == b || (a != a && b != b);
+}
+
+}  // namespace
+
 bool equal(const Value& a, const Value& b) {
   if (a == b) return true;
   if (!a || !b || a->kind != b->kind) return false;
   switch (a->kind) {
     case ValueKind::Const:
-      return a->constant == b->constant ||
-             (a->constant != a->constant && b->constant != b->constant);
+      return same_number(a->constant, b->constant);
     case ValueKind::Load:
-      if (a->tensor != b->tensor || a->index.size() != b->index.size() || a->fill != b->fill ||
-          a->checked != b->checked)
+      if (a->tensor != b->tensor || a->index.size() != b->index.size() ||
+          !same_number(a->fill, b->fill) || a->checked != b->checked)
         return false;
       for (size_t i = 0; i < a->index.size(); ++i)
         if (!equal(a->index[i], b->index[i])) return false;

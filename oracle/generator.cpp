@@ -56,9 +56,9 @@ struct Generator::Derived {
   std::vector<std::string> classes;          // each class of equal axes, named "x.1"
   std::vector<std::vector<int>> axis_class;  // per input: each axis's class
   std::vector<Equality> equalities;          // the assertions union-find did not settle
-  // Classes whose size an assertion sets from the others (a gradient op's d<y> is shaped like
-  // y): computed, not drawn, so that the assertion holds.
-  std::vector<std::pair<int, Index>> derived;
+  // Per class: an assertion sets its size from several others (a gradient op's d<y> is shaped
+  // like y), so it is never drawn or halved; `finish` solves it.
+  std::vector<bool> computed;
   std::vector<Index> divisors;               // index divisors free of loop variables
   std::map<std::string, ParamRange> ranges;  // every parameter's
   std::map<int, size_t> graph_input;         // graph node id -> position in `inputs`
@@ -88,9 +88,10 @@ struct Generator::Derived {
     return evaluate(e, env);
   }
 
-  // Sizes the equalities the union-find left force (`dA1 = 2 * dB1`): a side that reads one
-  // class not held takes the size that makes it equal to the other side, found by bisection
-  // (a side never decreases as a size grows). Unsolvable ones are left for `problem` to refuse.
+  // The one solver of asserted sizes: the equalities the union-find left force sizes
+  // (`dA1 = 2 * dB1`, `dy.1 = (x.1 - w.1) / s + 1`): a side that reads one class not held takes
+  // the size that makes it equal to the other side, found by bisection (a side never decreases
+  // as a size grows). Unsolvable ones are left for `problem` to refuse.
   void settle(Case& c, std::vector<bool> held) const {
     for (int pass = 0; pass < 2; ++pass)
       for (const Equality& eq : equalities)
@@ -199,18 +200,11 @@ struct Generator::Derived {
     return c;
   }
 
+  // Solves the computed classes from all the others, then fills in the shapes.
   void finish(Case& c) const {
-    for (auto& [cls, e] : derived) {
-      std::vector<std::vector<int64_t>> shapes = tensor_shapes(c.sizes, nullptr);
-      IndexEnv env;
-      env.dim = [&](int t, int a) { return shapes[t][a]; };
-      env.param = [&](const std::string& n) { return c.params.at(n); };
-      try {
-        c.sizes[classes[cls]] = evaluate(e, env);
-      } catch (const Error&) {
-        c.sizes[classes[cls]] = 0;  // divided by zero: `problem` refuses the case
-      }
-    }
+    std::vector<bool> held(classes.size());
+    for (size_t i = 0; i < held.size(); ++i) held[i] = !computed[i];
+    settle(c, held);
     c.shapes.clear();
     tensor_shapes(c.sizes, &c.shapes);
   }
@@ -269,7 +263,7 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements, int64_t
   auto slot = [&](const Index& e) {
     return e->kind == IndexKind::Dim && first[e->tensor] >= 0 ? first[e->tensor] + e->axis : -1;
   };
-  std::vector<std::pair<int, Index>> derived_slots;
+  std::vector<int> computed_slots;
   for (const Equality& eq : p.equalities) {
     int a = slot(eq.a), b = slot(eq.b);
     if (a >= 0 && b >= 0) {
@@ -277,8 +271,8 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements, int64_t
     } else {
       d->equalities.push_back(eq);
       // An input axis asserted equal to an expression over several other axes (a gradient
-      // op's d<y> shaped like y) is computed from them. One over a single axis (`dA1 = 2 * dB1`)
-      // is left to `settle`, so that either side can be drawn, a tail included.
+      // op's d<y> shaped like y) is computed from them, never drawn. One over a single axis
+      // (`dA1 = 2 * dB1`) may be drawn on either side, a tail included.
       for (auto [s, e, t] : {std::tuple{a, eq.b, eq.a}, std::tuple{b, eq.a, eq.b}}) {
         bool own = false;
         std::set<std::pair<int, int>> axes;
@@ -287,7 +281,7 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements, int64_t
           own |= x.kind == IndexKind::Var || x.kind == IndexKind::Data;
           if (x.kind == IndexKind::Dim) axes.emplace(x.tensor, x.axis);
         });
-        if (s >= 0 && !own && axes.size() != 1) derived_slots.emplace_back(s, e);
+        if (s >= 0 && !own && axes.size() != 1) computed_slots.push_back(s);
       }
     }
   }
@@ -302,18 +296,13 @@ Generator::Generator(const OpDef& op, DType dtype, int64_t max_elements, int64_t
       d->axis_class.back().push_back(it->second);
     }
   }
-  // In the order the assertions came (a size may be set from one set before it), once a class.
-  for (auto& [s, e] : derived_slots) {
-    int cls = -1;
+  d->computed.assign(d->classes.size(), false);
+  for (int s : computed_slots)
     for (size_t i = 0; i < d->inputs.size(); ++i) {
       int t = d->inputs[i].tensor;
       if (s >= first[t] && s < first[t] + int(p.tensors[t].shape.size()))
-        cls = d->axis_class[i][s - first[t]];
+        d->computed[size_t(d->axis_class[i][s - first[t]])] = true;
     }
-    bool seen = false;
-    for (auto& [c, unused] : d->derived) seen |= c == cls;
-    if (!seen) d->derived.emplace_back(cls, e);
-  }
   // Divisors in loop bounds and index expressions that do not depend on the loop variables.
   auto collect = [&](const Index& e) {
     visit(e, [&](const IndexNode& x) {
@@ -462,8 +451,9 @@ Case Generator::random(uint64_t seed, int trial, int* redrawn) const {
       }
     }
     for (auto& [name, r] : d.ranges) c.params[name] = draw(rng, r.lo, r.hi);
-    // An axis an assertion sets from the others is computed by `finish`: never drawn or halved.
-    for (auto& [cls, e] : d.derived) hold[size_t(cls)] = pinned;
+    // An axis an assertion sets from the others is solved by `finish`: never drawn or halved.
+    for (size_t i = 0; i < k; ++i)
+      if (d.computed[i]) hold[i] = pinned;
     std::vector<bool> held(k);
     for (size_t i = 0; i < k; ++i) held[i] = hold[i] != free;
     d.settle(c, held);
@@ -653,7 +643,7 @@ std::vector<Case> Generator::shrink(const Case& c) const {
   std::vector<Case> out;
   auto consider = [&](Case n) {
     d.finish(n);
-    if (n.sizes == c.sizes && n.params == c.params) return;  // a derived size, set back
+    if (n.sizes == c.sizes && n.params == c.params) return;  // a computed size, set back
     int64_t e = 0;
     if (d.problem(n, &e).empty() && e <= limit) out.push_back(std::move(n));
   };

@@ -1,6 +1,6 @@
 #include "uops/passes/bounds_check.h"
 
-#include "range_prover.h"
+#include "ir/range_prover.h"
 
 namespace uops {
 
@@ -8,7 +8,7 @@ using namespace ir;
 
 Program eliminate_bounds_checks(Program p) {
   for (auto& b : p.blocks) {
-    passes::RangeProver prover(p, b);
+    RangeProver prover(p, b);
     auto load = [&](const Value& v) -> Value {
       if (v->kind != ValueKind::Load) return nullptr;
       if (prover.out_of_range(v->tensor, v->index)) {

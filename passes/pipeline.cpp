@@ -121,8 +121,8 @@ Program optimize(Program p, const PipelineOptions& options) {
   // Before substitution, which would recompute an expensive temporary at each read.
   run("storage_reuse");
   // Fusion enables substitution, and removing a temporary can enable more fusion.
-  for (std::string before; before != print(p);) {
-    before = print(p);
+  for (Program before; !equal(before, p);) {
+    before = p;
     run("loop_fusion");
     run("variable_substitution");
     run("dead_code");

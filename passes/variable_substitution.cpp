@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "range_prover.h"
+#include "ir/range_prover.h"
 #include "uops/ir/analysis.h"
 #include "uops/ir/scalar_semantics.h"
 
@@ -51,7 +51,7 @@ bool try_substitute(Program& p, int t) {
   for (int s = ws + 1; s <= last_read; ++s)
     for_each_load(loop.stmts[s].value, [&](const ValueNode& v) { load_count += v.tensor == t; });
   if (load_count != read_count) return false;
-  if (!passes::RangeProver(p, p.blocks[wb]).in_range(t, w.index)) return false;
+  if (!RangeProver(p, p.blocks[wb]).in_range(t, w.index)) return false;
   // Nothing between the write and the last read may change what the expression reads.
   std::vector<int> carried;
   collect_carried(w.value, carried);
@@ -125,7 +125,7 @@ void recompute_in_later_blocks(Program& p, int t) {
   for (auto& l : x.loops) vars.push_back(l.var);
   for (size_t y = wb + 1; y < p.blocks.size(); ++y) {
     if (writes_reads(p.blocks[y])) return;
-    passes::RangeProver prover(p, p.blocks[y]);
+    RangeProver prover(p, p.blocks[y]);
     bool all_proven = true, any = false;
     for (auto& a : block_accesses(p.blocks[y]))
       if (a.tensor == t) {

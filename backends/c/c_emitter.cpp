@@ -198,7 +198,7 @@ std::string emit_c_unit(const std::vector<const Program*>& programs,
          " * const int64_t *params, int threads), returning 0 or error bits (1 division by zero,\n"
          " * 2 modulo by zero, 4 overflow); see uops/backends/c/c_backend.h. */\n"
          "#include <math.h>\n#include <stdint.h>\n\n" +
-         vector_math + codegen::helper_definitions(helpers, dialect) + functions;
+         vector_math + codegen::helper_definitions(helpers, /*atomics=*/{}, dialect) + functions;
 }
 
 }  // namespace uops::cgen

@@ -19,7 +19,12 @@ std::string kernel_error_message(int bits) {
 }
 
 KernelWriter::KernelWriter(const Program& p, const Dialect& d)
-    : p_(p), d_(d), names_(make_names(p)), f64_(p.value_type() == DType::f64), ranges_(p) {
+    : p_(p),
+      d_(d),
+      names_(make_names(p)),
+      f64_(p.value_type() == DType::f64),
+      ranges_(p),
+      prover_(p) {
   for (auto& b : p.blocks)
     for (auto& l : b.loops)
       for (auto& c : l.carried)
@@ -55,38 +60,15 @@ std::string KernelWriter::math(const char* name) {
 
 std::string KernelWriter::helper(const std::string& name) {
   helpers_.insert(name);
-  if (name.rfind("atomic_", 0) == 0 && name.find("_i32_") != std::string::npos)
-    helpers_.insert(name.substr(name.size() - 5) == "float" ? "to_i32f" : "to_i32");
   return name;
 }
 
-// ---- index expressions ------------------------------------------------------------------------
-
-bool KernelWriter::nonnegative(const Index& e) const {
-  int64_t c = 0;
-  switch (e->kind) {
-    case IndexKind::Const:
-      return e->constant >= 0;
-    case IndexKind::Dim:
-      return true;
-    case IndexKind::Var: {
-      const Loop* l = ranges_.loop(e->var);
-      return l && nonnegative(l->start);
-    }
-    case IndexKind::Add:
-    case IndexKind::Mul:
-    case IndexKind::Min:
-      return nonnegative(e->a) && nonnegative(e->b);
-    case IndexKind::Max:
-      return nonnegative(e->a) || nonnegative(e->b);
-    case IndexKind::Div:
-      return nonnegative(e->a) && is_const(e->b, &c) && c > 0;
-    case IndexKind::Mod:
-      return is_const(e->b, &c) && c > 0;
-    default:
-      return false;
-  }
+std::string AtomicHelper::name() const {
+  return std::string("atomic_") + op_name(op) + "_" + dtype_name(element) + "_" +
+         (f64 ? "double" : "float");
 }
+
+// ---- index expressions ------------------------------------------------------------------------
 
 std::string KernelWriter::print_index(const Index& e, int min_prec) {
   std::string s;
@@ -129,7 +111,7 @@ std::string KernelWriter::print_index(const Index& e, int min_prec) {
       bool div = e->kind == IndexKind::Div;
       int64_t c = 0;
       bool positive = is_const(e->b, &c) && c > 0;
-      if (positive && nonnegative(e->a)) {
+      if (positive && prover_.nonnegative(e->a)) {
         s = print_index(e->a, 2) + (div ? " / " : " % ") + print_index(e->b, 3);
         prec = 2;
       } else if (positive) {
@@ -348,9 +330,10 @@ std::string KernelWriter::store(const Stmt& s, bool atomic) {
       line = std::string(d_.atomic_add) + "(&" + at + ", " + cast +
              (cast.empty() ? v : "(" + v + ")") + ");";
     } else {
-      std::string name =
-          std::string("atomic_") + op_name(s.op) + "_" + dtype_name(dt) + "_" + scalar();
-      line = helper(name) + "(&" + at + ", " + v + ");";
+      AtomicHelper a{s.op, dt, f64_};
+      atomics_.insert(a);
+      if (dt == DType::i32) helper(f64_ ? "to_i32" : "to_i32f");  // its definition calls it
+      line = a.name() + "(&" + at + ", " + v + ");";
     }
   } else if (dt == DType::i32) {
     std::string acc = "(" + std::string(scalar()) + ")" + at;
@@ -476,37 +459,33 @@ namespace uops::codegen {
 
 namespace {
 
-// A compare-and-swap loop applying one reduce step of scalar type T to an element of type dt.
-std::string atomic_definition(const std::string& name, const Dialect& d) {
-  // name = atomic_<op>_<dtype>_<scalar>
-  size_t a = name.find('_', 7), b = name.find('_', a + 1);
-  std::string op = name.substr(7, a - 7), dt = name.substr(a + 1, b - a - 1),
-              T = name.substr(b + 1);
-  std::string word = dt == "f64" ? "unsigned long long" : "int";
-  std::string elem = dt == "f32" ? "float" : dt == "f64" ? "double" : "int32_t";
-  std::string to_value = dt == "f32" ? "(" + T + ")" + d.int_as_float + "(assumed)"
-                         : dt == "f64"
-                             ? "(" + T + ")" + d.longlong_as_double + "((long long)assumed)"
-                             : "(" + T + ")assumed";
-  std::string next = op == "sum" ? "acc + v" : "v";
-  std::string to_word =
-      dt == "f32" ? std::string(d.float_as_int) + "((float)(" + next + "))"
-      : dt == "f64"
-          ? "(unsigned long long)" + std::string(d.double_as_longlong) + "((double)(" + next + "))"
-          : std::string(T == "float" ? "to_i32f" : "to_i32") + "(" + next + ")";
-  std::string skip = op == "sum"   ? ""
-                     : op == "max" ? "    if (!(v > acc)) return;\n"
-                                   : "    if (!(v < acc)) return;\n";
-  return d.function + std::string("void ") + name + "(" + elem + " *p, " + T + " v) {\n" + "  " +
-         word + " *q = (" + word + " *)p;\n" + "  " + word + " old = *q, assumed;\n" + "  do {\n" +
-         "    assumed = old;\n" + "    " + T + " acc = " + to_value + ";\n" + skip +
+// The definition of an atomic helper, through the dialect's compare-and-swap.
+std::string atomic_definition(const AtomicHelper& a, const Dialect& d) {
+  bool f32 = a.element == DType::f32, f64 = a.element == DType::f64;
+  std::string T = a.f64 ? "double" : "float", elem = KernelWriter::element_type(a.element);
+  std::string word = f64 ? "unsigned long long" : "int";
+  std::string to_value = f32   ? "(" + T + ")" + d.int_as_float + "(assumed)"
+                         : f64 ? "(" + T + ")" + d.longlong_as_double + "((long long)assumed)"
+                               : "(" + T + ")assumed";
+  std::string next = a.op == ReduceOp::sum ? "acc + v" : "v";
+  std::string to_word = f32   ? std::string(d.float_as_int) + "((float)(" + next + "))"
+                        : f64 ? "(unsigned long long)" + std::string(d.double_as_longlong) +
+                                    "((double)(" + next + "))"
+                              : std::string(a.f64 ? "to_i32" : "to_i32f") + "(" + next + ")";
+  std::string skip = a.op == ReduceOp::sum   ? ""
+                     : a.op == ReduceOp::max ? "    if (!(v > acc)) return;\n"
+                                             : "    if (!(v < acc)) return;\n";
+  return d.function + std::string("void ") + a.name() + "(" + elem + " *p, " + T + " v) {\n" +
+         "  " + word + " *q = (" + word + " *)p;\n" + "  " + word + " old = *q, assumed;\n" +
+         "  do {\n" + "    assumed = old;\n" + "    " + T + " acc = " + to_value + ";\n" + skip +
          "    old = " + d.compare_and_swap + "(q, assumed, " + to_word + ");\n" +
          "  } while (old != assumed);\n}\n";
 }
 
 }  // namespace
 
-std::string helper_definitions(const std::set<std::string>& helpers_, const Dialect& d) {
+std::string helper_definitions(const std::set<std::string>& helpers_,
+                               const std::set<AtomicHelper>& atomics, const Dialect& d) {
   const std::string in = d.inline_function;
   const std::string plain = d.function;
   std::vector<std::pair<std::string, std::string>> defs = {
@@ -572,8 +551,7 @@ std::string helper_definitions(const std::set<std::string>& helpers_, const Dial
   std::string out;
   for (auto& [name, text] : defs)
     if (helpers_.count(name)) out += text;
-  for (auto& name : helpers_)
-    if (name.rfind("atomic_", 0) == 0) out += atomic_definition(name, d);
+  for (auto& a : atomics) out += atomic_definition(a, d);
   return out;
 }
 

@@ -4,9 +4,10 @@
 // helpers) and in how a backend wraps the nests (OpenMP pragmas, grid mapping, atomics).
 //
 // Index arithmetic is int64_t. Floor division and modulo print as plain `/` and `%` when the
-// numerator is provably non-negative and the divisor a positive constant, through a helper
-// otherwise; a divisor that may be zero goes through a helper that records the error in the
-// local `err` (bit 1: division by zero, 2: modulo by zero, 4: overflow) instead of trapping.
+// numerator is provably non-negative (the range analysis, ir/range_prover.h) and the divisor a
+// positive constant, through a helper otherwise; a divisor that may be zero goes through a helper
+// that records the error in the local `err` (bit 1: division by zero, 2: modulo by zero, 4:
+// overflow) instead of trapping.
 #pragma once
 
 #include <functional>
@@ -17,6 +18,7 @@
 
 #include "backends/codegen/dialect.h"
 #include "backends/codegen/names.h"
+#include "ir/range_prover.h"
 #include "uops/ir/analysis.h"
 #include "uops/ir/program.h"
 
@@ -27,6 +29,19 @@ using namespace ir;
 // The error bits a kernel reports, and their messages (the interpreter's words).
 enum KernelError { kDivisionByZero = 1, kModuloByZero = 2, kOverflow = 4 };
 std::string kernel_error_message(int bits);
+
+// A compare-and-swap loop applying one reduce step of the value type (double when `f64`, else
+// float) to an element of type `element`: an accumulation that threads share and the dialect has
+// no native atomic for. Printed as atomic_<op>_<dtype>_<value type>.
+struct AtomicHelper {
+  ReduceOp op;
+  DType element;
+  bool f64;
+  std::string name() const;
+  bool operator<(const AtomicHelper& o) const {
+    return name() < o.name();
+  }  // printed in name order
+};
 
 class KernelWriter {
  public:
@@ -71,6 +86,7 @@ class KernelWriter {
   bool uses_error_flag() const { return uses_err_; }
   void reset_usage();
   const std::set<std::string>& used_helpers() const { return helpers_; }
+  const std::set<AtomicHelper>& used_atomics() const { return atomics_; }
   // The math functions called, as printed ("expf", "pow").
   const std::set<std::string>& used_math() const { return math_; }
   // Marks and returns a helper by name (for the backends' own uses).
@@ -82,7 +98,6 @@ class KernelWriter {
   std::string literal(double v) const;
   std::string math(const char* name);  // expf or exp
   std::string load(const ValueNode& n);
-  bool nonnegative(const Index& e) const;
   std::string store(const Stmt& s, bool atomic);
   // Where the loop being written sits.
   struct Within {
@@ -103,17 +118,20 @@ class KernelWriter {
   Names names_;
   bool f64_;
   LoopRanges ranges_;
+  RangeProver prover_;  // when floor division prints as `/`
   std::set<int> arg_carried_;
   std::set<int> tensors_;
   std::set<std::pair<int, int>> sizes_;
   std::set<std::string> params_;
   std::set<std::string> helpers_;
+  std::set<AtomicHelper> atomics_;
   std::set<std::string> math_;
   bool uses_err_ = false;
 };
 
-// Definitions of the named helpers, in dependency order.
-std::string helper_definitions(const std::set<std::string>& names, const Dialect& d);
+// Definitions of the named helpers, in dependency order, then of the atomic ones.
+std::string helper_definitions(const std::set<std::string>& names,
+                               const std::set<AtomicHelper>& atomics, const Dialect& d);
 
 // Indentation helper for the emitters.
 inline std::string pad(int indent) {

@@ -18,7 +18,7 @@
 #include "backends/scheduled/c_block_kernels.h"
 #include "backends/scheduled/chain_binding.h"
 #include "uops/error.h"
-#include "uops/runtime/runtime.h"
+#include "uops/runtime.h"
 
 namespace uops {
 

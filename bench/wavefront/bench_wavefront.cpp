@@ -19,7 +19,7 @@
 #include <random>
 
 #include "uops/backends/wavefront.h"
-#include "uops/runtime/runtime.h"
+#include "uops/runtime.h"
 #include "uops/uops.h"
 
 namespace uops {

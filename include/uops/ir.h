@@ -1,17 +1,18 @@
 // The IR-level API, for work on programs themselves rather than on ops: the loop-block IR and its
-// index and value expressions, the printer, the verifier and binding (all in namespace uops::ir,
-// where names as generic as print, equal, rewrite, evaluate, bind and verify belong), the
-// index-expression parser, and each optimization pass on its own with the size figures uopc
-// reports. Includes uops.h.
+// index and value expressions, scalar semantics, the printer, the verifier and binding (all in
+// namespace uops::ir, where names as generic as print, equal, rewrite, evaluate, bind and verify
+// belong), the index-expression parser, and each optimization pass on its own with the size
+// figures uopc reports. Includes uops.h.
 #pragma once
 
 #include "uops/ir/analysis.h"
 #include "uops/ir/binding.h"
-#include "uops/ir/index_expr.h"
 #include "uops/ir/printer.h"
 #include "uops/ir/program.h"
+#include "uops/ir/scalar_semantics.h"
 #include "uops/ir/value_expr.h"
 #include "uops/ir/verifier.h"
+#include "uops/parser/index_expr.h"
 #include "uops/parser/parser.h"
 #include "uops/passes/bounds_check.h"
 #include "uops/passes/copy_tiling.h"

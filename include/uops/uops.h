@@ -9,8 +9,8 @@
 //   check        oracle::check, a kernel against the op's definition (link uops::uops_oracle)
 //
 // Every refusal is a uops::Error. The IR a Program is made of (namespace uops::ir) and the passes
-// one by one are uops/ir.h's; the runtime (uops/runtime/runtime.h, library uops_runtime, usable on
-// its own) has its own header.
+// one by one are uops/ir.h's; the runtime (uops/runtime.h, library uops_runtime, usable on its
+// own) has its own header.
 #pragma once
 
 #include "uops/autodiff/forward_mode.h"

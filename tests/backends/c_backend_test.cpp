@@ -171,6 +171,21 @@ TEST(CBackend, ParallelLoopInsideAGuardedTileCompiles) {
                                     compile_c(p)->run(c.inputs, c.params), 1e-5));
 }
 
+// Floor division prints as plain `/` where the range analysis proves the numerator
+// non-negative: a reversed index (n - 1 - i) / 2 once went through floordiv_pos, since the
+// printer kept its own weaker analysis, which knew no subtraction.
+TEST(CBackend, DivisionOfAProvenNonNegativeIndexIsPlain) {
+  Graph g;
+  Node x = g.input("x", 1, DType::f32);
+  g.output("y", g.reindex(x, {"dA0"}, {"(dA0 - 1 - i0) / 2"}, {x}));
+  Program p = lower(g);
+  std::string src = emit_c(p);
+  EXPECT_NE(src.find(" - v0) / 2"), std::string::npos) << src;
+  EXPECT_EQ(src.find("floordiv_pos"), std::string::npos) << src;
+  TensorMap in = testing::random_inputs(p, {{"x", {9}}}, 3);
+  EXPECT_TRUE(testing::same_outputs(interpret(p, in), compile_c(p)->run(in), 0));
+}
+
 // Contractions and their gradients with tiled reductions (tiles of 2, so several per loop) and
 // register tiles of 2 x 3 (kept in local arrays, with rows and columns left over): bit for bit
 // without reassociation.

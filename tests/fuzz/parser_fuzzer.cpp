@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "uops/error.h"
-#include "uops/ir/index_expr.h"
+#include "uops/parser/index_expr.h"
 #include "uops/parser/parser.h"
 
 namespace {

@@ -8,7 +8,7 @@
 #include "uops/backends/cuda/cuda_backend.h"
 #include "uops/backends/cuda_runtime_nodes.h"
 #include "uops/backends/interpreter.h"
-#include "uops/runtime/runtime.h"
+#include "uops/runtime.h"
 
 namespace uops {
 namespace {

@@ -23,7 +23,7 @@
 #include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
-#include "uops/runtime/runtime.h"
+#include "uops/runtime.h"
 
 namespace uops {
 namespace {

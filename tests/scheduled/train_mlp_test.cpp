@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "mlp_model.h"
-#include "uops/runtime/runtime.h"
+#include "uops/runtime.h"
 
 namespace uops {
 namespace {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "uops/ir/dtype.h"
-#include "uops/ir/index_expr.h"
 #include "uops/ir/ops.h"
+#include "uops/parser/index_expr.h"
 
 namespace uops {
 

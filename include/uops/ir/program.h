@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "uops/ir/dtype.h"
-#include "uops/ir/index_expr.h"
 #include "uops/ir/value_expr.h"
+#include "uops/parser/index_expr.h"
 
 namespace uops::ir {
 
@@ -42,6 +42,7 @@ struct Stmt {
 struct Carried {
   int id = -1;
   ReduceOp op = ReduceOp::sum;
+  bool operator==(const Carried&) const = default;
 };
 
 // What the C backend's passes decided about a loop (plan_cpu in uops/passes/pipeline.h,
@@ -111,6 +112,10 @@ struct Program {
   // The float type values are computed in: f64 if any tensor is f64, else f32.
   DType value_type() const;
 };
+
+// Every field the same, expressions compared by structure (equal() of index_expr.h and
+// value_expr.h): the optimizer's fixed point.
+bool equal(const Program& a, const Program& b);
 
 // Human-readable name of a Dim(T, a) leaf: "x.1" is axis 1 of tensor x.
 std::string dim_name(const Program& p, int tensor, int axis);

@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "uops/ir/index_expr.h"
 #include "uops/ir/ops.h"
+#include "uops/parser/index_expr.h"
 
 namespace uops::ir {
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "uops/ir/index_expr.h"
+#include "uops/parser/index_expr.h"
 
 namespace uops {
 

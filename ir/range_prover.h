@@ -1,25 +1,32 @@
-// Internal to passes/: interval analysis of index expressions inside one block. A bound is an
-// affine form over opaque atoms (input axis sizes, parameters, var-free non-affine terms); a
-// fact is proven when the difference of two forms is a non-negative constant plus non-negative
-// multiples of axis sizes. Unprovable facts are simply not proven.
+// The one range analysis of index expressions (not API): interval bounds under the ranges of
+// loop variables. A bound is an affine form over opaque atoms (input axis sizes, parameters,
+// var-free non-affine terms); a fact is proven when the difference of two forms is a
+// non-negative constant plus non-negative multiples of atoms known to be non-negative.
+// Unprovable facts are simply not proven. The bounds pass and variable substitution ask whether
+// accesses lie inside their tensors; the C and CUDA printers ask whether a numerator is
+// non-negative (then floor division prints as plain `/`).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "uops/ir/program.h"
 
-namespace uops::passes {
-
-using namespace ir;
+namespace uops::ir {
 
 class RangeProver {
  public:
   // Loop variables get the ranges of `block`'s loops.
   RangeProver(const Program& p, const Block& block);
+  // ... of every block's loops; a variable that two loops share gets none.
+  explicit RangeProver(const Program& p);
+
+  // `e` is never negative.
+  bool nonnegative(const Index& e) const;
 
   // Every component of `index` lies in [0, size) of `tensor`'s axis.
   bool in_range(int tensor, const std::vector<Index>& index) const;
@@ -39,6 +46,8 @@ class RangeProver {
   Bounds bounds(const Index& e) const;
   Form atom(const Index& e, bool nonneg) const;
   bool proven_le(const Form& a, const Form& b) const;  // a <= b
+  void assume_equalities();
+  void add_loops(const Block& block, const std::set<int>& unknown);  // vars left unknown
 
   static Form constant(int64_t c);
   static Form plus(const Form& a, const Form& b, int64_t sign);
@@ -52,4 +61,4 @@ class RangeProver {
   mutable std::map<std::string, bool> nonneg_;  // atom key -> known >= 0
 };
 
-}  // namespace uops::passes
+}  // namespace uops::ir

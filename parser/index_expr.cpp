@@ -1,4 +1,4 @@
-#include "uops/ir/index_expr.h"
+#include "uops/parser/index_expr.h"
 
 #include <algorithm>
 

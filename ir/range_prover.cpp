@@ -1,8 +1,6 @@
-#include "range_prover.h"
+#include "ir/range_prover.h"
 
-namespace uops::passes {
-
-using namespace ir;
+namespace uops::ir {
 
 namespace {
 
@@ -16,13 +14,13 @@ std::string key(const Index& e) {
 
 }  // namespace
 
-RangeProver::RangeProver(const Program& p, const Block& block) : p_(p) {
+void RangeProver::assume_equalities() {
   // Axes asserted equal are checked before anything runs, so they are one atom.
-  for (auto& eq : p.equalities)
+  for (auto& eq : p_.equalities)
     if (eq.a->kind == IndexKind::Dim && eq.b->kind == IndexKind::Dim) alias_[key(eq.b)] = key(eq.a);
   // An axis asserted equal to an expression over other axes has that expression's bounds; one
   // whose expression names another such axis is left alone, so no definition is circular.
-  for (auto& eq : p.equalities)
+  for (auto& eq : p_.equalities)
     for (auto [dim, e] : {std::pair{eq.a, eq.b}, std::pair{eq.b, eq.a}})
       if (dim->kind == IndexKind::Dim && e->kind != IndexKind::Dim && is_fixed(e))
         defined_.emplace(key(dim), e);
@@ -34,12 +32,34 @@ RangeProver::RangeProver(const Program& p, const Block& block) : p_(p) {
     });
     it = circular ? defined_.erase(it) : std::next(it);
   }
+}
+
+RangeProver::RangeProver(const Program& p, const Block& block) : p_(p) {
+  assume_equalities();
+  add_loops(block, {});
+}
+
+RangeProver::RangeProver(const Program& p) : p_(p) {
+  assume_equalities();
+  std::set<int> seen, shared;
+  for (auto& b : p.blocks)
+    for (auto& l : b.loops)
+      if (!seen.insert(l.var).second) shared.insert(l.var);
+  for (auto& b : p.blocks) add_loops(b, shared);
+}
+
+void RangeProver::add_loops(const Block& block, const std::set<int>& unknown) {
   for (auto& l : block.loops) {
+    if (unknown.count(l.var)) continue;
     Bounds b;
     b.lo = bounds(l.start).lo;
     b.hi = plus(bounds(l.end).hi, constant(1), -1);
     vars_[l.var] = b;
   }
+}
+
+bool RangeProver::nonnegative(const Index& e) const {
+  return proven_le(constant(0), bounds(e).lo);
 }
 
 RangeProver::Form RangeProver::constant(int64_t c) {
@@ -127,6 +147,7 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
       break;
   }
   Bounds a = bounds(e->a), b = bounds(e->b);
+  auto nonneg = [&](const Bounds& x) { return proven_le(constant(0), x.lo); };
   int64_t k = 0;
   switch (e->kind) {
     case IndexKind::Add:
@@ -138,13 +159,16 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
         if (k >= 0) return {scale(a.lo, k), scale(a.hi, k)};
         return {scale(a.hi, k), scale(a.lo, k)};
       }
+      if (nonneg(a) && nonneg(b)) return is_fixed(e) ? exact(atom(e, true)) : Bounds{constant(0)};
       break;
     case IndexKind::Div:
       if (is_exact_const(b, &k) && k > 0) {
         Bounds r;
         if (a.lo.known && a.lo.terms.empty()) r.lo = constant(floor_div(a.lo.c, k));
         if (a.hi.known && a.hi.terms.empty()) r.hi = constant(floor_div(a.hi.c, k));
-        if (!is_fixed(e) || r.lo.known || r.hi.known) return r;
+        if (is_fixed(e) && !r.lo.known && !r.hi.known) return exact(atom(e, nonneg(a)));
+        if (!r.lo.known && nonneg(a)) r.lo = constant(0);
+        return r;
       }
       break;
     case IndexKind::Mod:
@@ -156,8 +180,12 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
       Bounds r;
       int64_t x, y;
       if (is_exact_const(a, &x) && is_exact_const(b, &y)) return exact(constant(std::min(x, y)));
-      if (a.lo.known && b.lo.known && a.lo.terms.empty() && b.lo.terms.empty())
-        r.lo = constant(std::min(a.lo.c, b.lo.c));
+      if (proven_le(a.lo, b.lo))
+        r.lo = a.lo;
+      else if (proven_le(b.lo, a.lo))
+        r.lo = b.lo;
+      else if (nonneg(a) && nonneg(b))
+        r.lo = constant(0);
       r.hi = a.hi.known ? a.hi : b.hi;
       return r;
     }
@@ -167,7 +195,9 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
       if (is_exact_const(a, &x) && is_exact_const(b, &y)) return exact(constant(std::max(x, y)));
       if (a.hi.known && b.hi.known && a.hi.terms.empty() && b.hi.terms.empty())
         r.hi = constant(std::max(a.hi.c, b.hi.c));
-      r.lo = a.lo.known ? a.lo : b.lo;
+      // The larger lower bound where they compare, else one that is non-negative.
+      bool second = proven_le(a.lo, b.lo) || (!proven_le(b.lo, a.lo) && !nonneg(a) && nonneg(b));
+      r.lo = second || !a.lo.known ? b.lo : a.lo;
       return r;
     }
     default:
@@ -197,4 +227,4 @@ bool RangeProver::out_of_range(int tensor, const std::vector<Index>& index) cons
   return false;
 }
 
-}  // namespace uops::passes
+}  // namespace uops::ir

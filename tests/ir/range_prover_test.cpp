@@ -1,0 +1,70 @@
+// The one range analysis (ir/range_prover.h): what it proves non-negative, which the bounds pass,
+// variable substitution and the C and CUDA printers all read.
+#include "ir/range_prover.h"
+
+#include <gtest/gtest.h>
+
+namespace uops {
+
+using namespace ir;
+namespace {
+
+// x[x.0, x.1] read by one block over v0 in [0, x.0), v1 in [start1, x.1); parameter p.
+Program two_loops(int64_t start1) {
+  Program p;
+  p.params = {"p"};
+  p.tensors.push_back({"x", DType::f32, {idx::dim(0, 0), idx::dim(0, 1)}, Role::input});
+  p.tensors.push_back({"y", DType::f32, {idx::dim(0, 0), idx::dim(0, 1)}, Role::output});
+  Stmt s;
+  s.tensor = 1;
+  s.index = {idx::var(0), idx::var(1)};
+  s.value = val::load(0, {idx::var(0), idx::var(1)}, 0.0);
+  p.blocks.push_back({{Loop{0, idx::constant(0), idx::dim(0, 0), {}, {}},
+                       Loop{1, idx::constant(start1), idx::dim(0, 1), {}, {s}}},
+                      "test"});
+  p.num_vars = 2;
+  return p;
+}
+
+TEST(RangeProver, ProvesWhatThePrintersNeedNonNegative) {
+  Program p = two_loops(0);
+  RangeProver r(p);
+  Index v0 = idx::var(0), v1 = idx::var(1), n0 = idx::dim(0, 0), n1 = idx::dim(0, 1),
+        q = idx::param("p"), two = idx::constant(2);
+  for (const Index& e : {
+           v0,
+           n0,
+           idx::constant(3),
+           idx::add(v0, n1),
+           idx::mul(v0, two),
+           idx::mul(v0, v1),  // a product of two ranges
+           idx::mul(n0, n1),  // of two sizes
+           idx::min(v0, n1),
+           idx::max(q, v0),                       // one side is enough for max
+           idx::floordiv(idx::mul(v0, n1), two),  // a symbolic numerator
+           idx::floordiv(idx::sub(idx::sub(n0, idx::constant(1)), v0), two),  // a reversal
+           idx::floormod(q, idx::constant(3)),
+           idx::floormod(v0, n1),
+       })
+    EXPECT_TRUE(r.nonnegative(e)) << to_string(e);
+  for (const Index& e : {
+           q, idx::neg(v0), idx::sub(v0, idx::constant(1)), idx::mul(v0, q), idx::min(q, v0),
+           idx::floordiv(q, two), idx::data(0, {v0, v1}), idx::var(7),  // a variable no loop has
+       })
+    EXPECT_FALSE(r.nonnegative(e)) << to_string(e);
+}
+
+// Variables are unique within a block, not across blocks: the program-wide analysis knows
+// nothing of a variable two loops share, the block's own analysis knows its range.
+TEST(RangeProver, AVariableTwoBlocksShareHasNoRange) {
+  Program p = two_loops(0);
+  p.blocks.push_back(two_loops(-2).blocks[0]);
+  p.blocks[1].loops[0].var = 2;  // v1 is shared, v0 is not
+  EXPECT_FALSE(RangeProver(p).nonnegative(idx::var(1)));
+  EXPECT_TRUE(RangeProver(p).nonnegative(idx::var(0)));
+  EXPECT_TRUE(RangeProver(p, p.blocks[0]).nonnegative(idx::var(1)));
+  EXPECT_FALSE(RangeProver(p, p.blocks[1]).nonnegative(idx::var(1)));
+}
+
+}  // namespace
+}  // namespace uops
