@@ -43,10 +43,10 @@ struct CpuExecutor::Impl {
   Graph graph;
   const Clock::duration spin;
   const unsigned measured_runs;
-  const bool declared;                         // some node declares a cost: never re-plan
-  const std::size_t max_streams;               // the first schedule's streams, the re-plan's limit
-  std::vector<std::thread> workers;            // worker i serves stream i + 1
-  std::unique_ptr<std::atomic<Epoch>[]> done;  // per node
+  const bool fixed;                  // declared costs or streams bound to devices: never re-plan
+  const std::size_t max_streams;     // the first schedule's streams, the re-plan's limit
+  std::vector<std::thread> workers;  // worker i serves stream i + 1
+  std::unique_ptr<std::atomic<Epoch>[]> done;     // per node
   std::unique_ptr<std::atomic<Epoch>[]> claimed;  // per stream
   std::vector<std::uint32_t> placed_at;           // per node, its place in schedule().order
 
@@ -80,7 +80,7 @@ struct CpuExecutor::Impl {
       : graph(std::move(g)),
         spin(options.spin),
         measured_runs(options.measured_runs),
-        declared(declares_costs(graph)),
+        fixed(declares_costs(graph) || graph.schedule().streams_per_device != 0),
         max_streams(graph.schedule().streams.size()),
         done(new std::atomic<Epoch>[graph.size()]) {
     for (NodeIndex n = 0; n < graph.size(); ++n) {
@@ -97,7 +97,7 @@ struct CpuExecutor::Impl {
   ~Impl() { stop_workers(); }
 
   void arm_measurement(unsigned runs) {
-    if (declared || max_streams <= 1 || runs == 0) return;
+    if (fixed || max_streams <= 1 || runs == 0) return;
     measure_left = runs;
     trials.clear();
     trial_runs_left = 0;
@@ -138,17 +138,30 @@ struct CpuExecutor::Impl {
       seen = await_change(start, seen, spin);
       if (stopping.load(std::memory_order_relaxed)) return;
       if (!claim(stream, seen)) continue;  // the caller ran it
-      for (NodeIndex n : graph.schedule().streams[stream]) {
-        for (std::uint32_t w : graph.schedule().waits[n]) {
-          await(done[graph.schedule().signals[w].producer], seen);
-        }
+      const Schedule& schedule = graph.schedule();
+      for (NodeIndex n : schedule.streams[stream]) {
+        for (std::uint32_t w : schedule.waits[n]) await(done[schedule.signals[w].producer], seen);
         run_node(n, seen);
       }
+      // The caller waits for every stream's last node, signaled or not.
+      if (!schedule.streams[stream].empty()) done[schedule.streams[stream].back()].notify_all();
     }
   }
 
+  // Claims `stream` for run e unless someone claimed it for e already, or for a later run: a
+  // worker that read e from `start` and was preempted must not take a stream of a later run.
   bool claim(StreamIndex stream, Epoch e) {
-    return claimed[stream].exchange(e, std::memory_order_acq_rel) != e;
+    Epoch last = claimed[stream].load(std::memory_order_relaxed);
+    while (last < e) {
+      if (claimed[stream].compare_exchange_weak(last, e, std::memory_order_acq_rel)) return true;
+    }
+    return false;
+  }
+
+  // The caller serves device 0's first stream: it may take over that device's streams only.
+  bool caller_may_take(StreamIndex stream) const {
+    const std::size_t group = graph.schedule().streams_per_device;
+    return group == 0 || stream < group;
   }
 
   void await(const std::atomic<Epoch>& signal, Epoch e) const {
@@ -201,7 +214,7 @@ struct CpuExecutor::Impl {
       const NodeIndex producer = schedule.signals[w].producer;
       if (done[producer].load(std::memory_order_acquire) == e) continue;
       const StreamIndex stream = schedule.stream_of[producer];
-      if (claim(stream, e)) {
+      if (caller_may_take(stream) && claim(stream, e)) {
         cursors.push_back({stream, 0});
         return false;
       }
@@ -213,7 +226,7 @@ struct CpuExecutor::Impl {
   bool take_unstarted(Epoch e) {
     bool took = false;
     for (StreamIndex s = 1; s < graph.schedule().streams.size(); ++s) {
-      if (claim(s, e)) {
+      if (caller_may_take(s) && claim(s, e)) {
         cursors.push_back({s, 0});
         took = true;
       }

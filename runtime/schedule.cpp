@@ -371,6 +371,7 @@ Schedule make_device_schedule(const std::vector<std::vector<NodeIndex>>& success
   const Prepared prepared = prepare(successors, nullptr, command);
   Schedule schedule;
   schedule.rank = prepared.rank;
+  schedule.streams_per_device = streams_per_device;
   Placer placer(successors, prepared.predecessors(), devices * streams_per_device, {}, 0, 0,
                 command, device_of, streams_per_device, schedule);
   for (NodeIndex v : prepared.topo.order) placer.visit(v);

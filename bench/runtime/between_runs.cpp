@@ -321,7 +321,7 @@ void print(const std::vector<Row>& rows, std::chrono::microseconds pause, int sa
 int between_runs_main(int argc, char** argv) {
   std::vector<long> pauses = {2000, 0};
   int samples = 11;
-  bool large = true;
+  bool small = true, large = true;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg.starts_with("--pause-us=")) {
@@ -334,10 +334,12 @@ int between_runs_main(int argc, char** argv) {
       samples = std::max(1, std::atoi(argv[i] + 10));
     } else if (arg == "--no-large") {
       large = false;
+    } else if (arg == "--no-small") {
+      small = false;
     } else if (arg != "--between-runs") {
       std::fprintf(stderr,
                    "usage: bench_runtime --between-runs [--pause-us=2000,0] [--samples=11] "
-                   "[--no-large]\n");
+                   "[--no-small] [--no-large]\n");
       return 2;
     }
   }
@@ -351,7 +353,7 @@ int between_runs_main(int argc, char** argv) {
       {"fork/join, 2 x 0.5 ms", 4, fork_join(2), true},
       {"fork/join, 4 x 0.5 ms", 6, fork_join(4), true},
   };
-  for (long pause_us : pauses) {
+  for (long pause_us : small ? pauses : std::vector<long>{}) {
     const std::chrono::microseconds pause(pause_us);
     std::vector<Row> rows;
     for (const Case& c : cases) rows.push_back(measure(c, pause, samples, true));

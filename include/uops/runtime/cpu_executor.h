@@ -1,7 +1,8 @@
 // Runs a Graph's schedule on the CPU: one thread per stream, kept across runs so a run costs a
 // wake-up per stream rather than a thread start. The calling thread serves as stream 0, and
 // takes over any stream whose worker has not woken up by the time the caller needs that
-// stream's work, so a late wake-up never makes a run slower than the caller alone would be.
+// stream's work, so a late wake-up never makes a run slower than the caller alone would be
+// (with a device schedule, only device 0's streams: see devices.h).
 //
 // Unless some node declares a cost, the executor times every node on its first runs and then
 // re-plans the schedule from those times and from the measured cost of a hand-off and of a
@@ -32,7 +33,7 @@ struct CpuExecutorOptions {
   std::chrono::microseconds spin = default_spin();
   // Runs timed node by node before the executor re-plans (see above); the re-plan takes each
   // node's fastest time. 0 keeps the graph's schedule. A graph in which some node declares a
-  // cost is never re-planned: declared costs win.
+  // cost is never re-planned (declared costs win), nor is a device schedule.
   unsigned measured_runs = 1;
   static std::chrono::microseconds default_spin();
 };

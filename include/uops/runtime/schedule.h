@@ -43,6 +43,9 @@ struct Schedule {
   // schedule was made without costs.
   double handoff_ns = 0;
   double wakeup_ns = 0;
+  // Non-zero for make_device_schedule's: streams belong to devices in groups of this many, and
+  // an executor runs no stream on another device's thread and never re-plans.
+  std::size_t streams_per_device = 0;
 };
 
 // Schedules the DAG given by its successor lists onto at most `max_streams` streams (at least
