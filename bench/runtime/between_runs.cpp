@@ -285,8 +285,9 @@ Row measure(const Case& c, std::chrono::microseconds pause, int samples, bool pe
 
 void print(const std::vector<Row>& rows, std::chrono::microseconds pause, int samples) {
   std::printf(
-      "\n### %s, %d samples (median; in brackets: CPU us of the peer's other threads "
-      "per run)\n",
+      "\n### %s, %d samples (median wall time; in brackets: CPU us per run of the threads the "
+      "peer started, spinning included, the caller's left out; the two oneTBB peers share one "
+      "pool)\n",
       pause.count() ? ("after " + std::to_string(pause.count()) + " us of other work").c_str()
                     : "back to back",
       samples);
