@@ -244,10 +244,14 @@ Row measure(const Case& c, std::chrono::microseconds pause, int samples, bool pe
   const Body body = body_of(c.busy_branches);
   std::unique_ptr<runtime::CpuExecutor> uops, one_stream;
   ThreadIds uops_threads, no_threads;
-  // Its first run is measured and re-plans, which may start other workers.
+  // Its first run is measured and re-plans; a plan on several streams is then tried against
+  // one stream, two runs each. Each step may start other workers: they all count.
   add_threads(uops_threads, [&] {
     uops = std::make_unique<runtime::CpuExecutor>(uops_graph(c.n, c.edges, body, 2));
-    uops->run();
+    for (int run = 0; run < 5; ++run) {
+      other_work(pause);
+      uops->run();
+    }
   });
   one_stream = std::make_unique<runtime::CpuExecutor>(uops_graph(c.n, c.edges, body, 1));
   std::vector<Peer> peers = {{"uops", [&] { uops->run(); }, &uops_threads},
