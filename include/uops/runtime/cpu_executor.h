@@ -54,8 +54,9 @@ class CpuExecutor {
   void run(Trace* trace = nullptr);
 
   // Times the next runs again (options.measured_runs, at least one) and re-plans after them,
-  // for instance once the kernels' inputs changed size. Does nothing for a graph with declared
-  // costs.
+  // for instance once the kernels' inputs changed size, or the machine's load did (the trial
+  // against one stream is decided by real runs). The hand-off and wake-up costs stay those
+  // measured once per process. Does nothing for a graph with declared costs.
   void remeasure();
 
   // The graph with the schedule the next run follows: after the re-plan, the measured cost of
