@@ -16,14 +16,15 @@ Schedule schedule_with_costs(const Graph::Data& data, const BuildOptions& option
   const bool declared = std::any_of(data.nodes.begin(), data.nodes.end(),
                                     [](const Node& node) { return node.cost_ns.has_value(); });
   if (!declared) {
-    return make_schedule(data.successors, data.predecessors, options.max_streams, {}, 0, command);
+    return make_schedule(data.successors, data.predecessors, options.max_streams, {}, 0, 0,
+                         command);
   }
   std::vector<double> cost_ns;
   cost_ns.reserve(data.nodes.size());
   for (const Node& node : data.nodes)
     cost_ns.push_back(node.cost_ns.value_or(10 * options.handoff_ns));
   return make_schedule(data.successors, data.predecessors, options.max_streams, cost_ns,
-                       options.handoff_ns, command);
+                       options.handoff_ns, options.wakeup_ns.value_or(options.handoff_ns), command);
 }
 
 }  // namespace

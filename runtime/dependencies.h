@@ -167,10 +167,11 @@ Adjacency transitive_reduction(Adjacency successors, const std::vector<NodeIndex
 Adjacency predecessors_of(const Adjacency& successors);
 
 // make_schedule (schedule.h) for a graph whose predecessor lists, predecessors_of(successors),
-// the caller holds already: the builder's, which are not computed a second time.
+// the caller holds already: the builder's, which are not computed a second time. Waking a
+// stream costs wakeup_ns here, a signal handoff_ns.
 Schedule make_schedule(const Adjacency& successors, const Adjacency& predecessors,
                        std::size_t max_streams, std::span<const double> cost_ns, double handoff_ns,
-                       std::span<const std::uint32_t> command);
+                       double wakeup_ns, std::span<const std::uint32_t> command);
 
 // Per node, a command id for the schedule's tie-break: nodes of the same name run the same
 // command.

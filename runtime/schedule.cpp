@@ -36,8 +36,9 @@ class Placer {
   // group[v] * streams_per_group .. + streams_per_group - 1, which all exist from the start.
   // schedule.rank must be filled in already.
   Placer(const Adjacency& successors, const Adjacency& predecessors, std::size_t max_streams,
-         std::span<const double> cost_ns, double handoff_ns, std::span<const std::uint32_t> command,
-         std::span<const std::uint32_t> group, std::size_t streams_per_group, Schedule& schedule)
+         std::span<const double> cost_ns, double handoff_ns, double wakeup_ns,
+         std::span<const std::uint32_t> command, std::span<const std::uint32_t> group,
+         std::size_t streams_per_group, Schedule& schedule)
       : successors_(successors),
         predecessors_(predecessors),
         limit_(group.empty() ? std::min(max_streams, std::max<std::size_t>(successors.size(), 1))
@@ -50,6 +51,7 @@ class Placer {
         ancestor_position_(successors.size() * row_, -1),
         cost_ns_(cost_ns),
         handoff_ns_(handoff_ns),
+        wakeup_ns_(wakeup_ns),
         finish_(cost_ns.empty() ? 0 : successors.size(), 0),
         command_(command),
         group_(group),
@@ -159,7 +161,7 @@ class Placer {
     if (stream == schedule_.streams.size()) schedule_.streams.emplace_back();
     if (!cost_ns_.empty()) {
       // The same estimate as estimated_makespan's, before signals are thinned out.
-      double start = schedule_.streams[stream].empty() ? (stream == 0 ? 0 : handoff_ns_)
+      double start = schedule_.streams[stream].empty() ? (stream == 0 ? 0 : wakeup_ns_)
                                                        : finish_[schedule_.streams[stream].back()];
       for (NodeIndex p : predecessors_[v]) {
         start = std::max(start, finish_[p] + (schedule_.stream_of[p] == stream ? 0 : handoff_ns_));
@@ -199,6 +201,7 @@ class Placer {
   std::vector<std::int32_t> ancestor_position_;
   std::span<const double> cost_ns_;  // empty: no costs
   double handoff_ns_;
+  double wakeup_ns_;
   std::vector<double> finish_;                      // per node, estimated from the costs
   std::span<const std::uint32_t> command_;          // empty: no tie-break by command
   std::unordered_set<std::uint64_t> commands_run_;  // stream << 32 | command
@@ -245,11 +248,11 @@ void add_signals(const Adjacency& predecessors, const std::vector<std::uint32_t>
   }
 }
 
-// The makespan the schedule would take if node v took cost_ns[v] and every signal, and the
-// wake-up of every stream but the caller's, cost handoff_ns.
+// The makespan the schedule would take if node v took cost_ns[v], every signal cost
+// handoff_ns and the wake-up of every stream but the caller's wakeup_ns.
 double estimated_makespan(const Schedule& schedule, std::span<const double> cost_ns,
-                          double handoff_ns) {
-  std::vector<double> stream_free(schedule.streams.size(), handoff_ns);
+                          double handoff_ns, double wakeup_ns) {
+  std::vector<double> stream_free(schedule.streams.size(), wakeup_ns);
   if (!stream_free.empty()) stream_free[0] = 0;
   std::vector<double> finish(cost_ns.size(), 0);
   double makespan = 0;
@@ -296,7 +299,7 @@ Prepared prepare(const Adjacency& successors, const Adjacency* predecessors,
 
 Schedule schedule_nodes(const Adjacency& successors, const Adjacency* predecessors,
                         std::size_t max_streams, std::span<const double> cost_ns, double handoff_ns,
-                        std::span<const std::uint32_t> command) {
+                        double wakeup_ns, std::span<const std::uint32_t> command) {
   if (max_streams == 0) throw Error("max_streams must be at least 1");
   if (!cost_ns.empty() && cost_ns.size() != successors.size()) {
     throw Error("make_schedule: " + std::to_string(cost_ns.size()) + " costs for " +
@@ -306,21 +309,25 @@ Schedule schedule_nodes(const Adjacency& successors, const Adjacency* predecesso
   auto place = [&](std::size_t limit) {
     Schedule schedule;
     schedule.rank = prepared.rank;
-    Placer placer(successors, prepared.predecessors(), limit, cost_ns, handoff_ns, command, {}, 0,
-                  schedule);
+    Placer placer(successors, prepared.predecessors(), limit, cost_ns, handoff_ns, wakeup_ns,
+                  command, {}, 0, schedule);
     for (NodeIndex v : prepared.topo.order) placer.visit(v);
     add_signals(prepared.predecessors(), placer.positions(), schedule);
+    if (!cost_ns.empty()) {
+      schedule.handoff_ns = handoff_ns;
+      schedule.wakeup_ns = wakeup_ns;
+    }
     return schedule;
   };
   if (cost_ns.empty()) return place(max_streams);
   // A stream more must pay for its hand-offs: keep the fewest streams whose estimated makespan
   // no larger stream count beats.
   Schedule best = place(1);
-  double best_makespan = estimated_makespan(best, cost_ns, handoff_ns);
+  double best_makespan = estimated_makespan(best, cost_ns, handoff_ns, wakeup_ns);
   for (std::size_t limit = 2; limit <= max_streams; ++limit) {
     Schedule candidate = place(limit);
     if (candidate.streams.size() < limit) break;  // the graph has no more parallelism to use
-    const double makespan = estimated_makespan(candidate, cost_ns, handoff_ns);
+    const double makespan = estimated_makespan(candidate, cost_ns, handoff_ns, wakeup_ns);
     if (makespan < best_makespan) {
       best = std::move(candidate);
       best_makespan = makespan;
@@ -334,13 +341,14 @@ Schedule schedule_nodes(const Adjacency& successors, const Adjacency* predecesso
 Schedule make_schedule(const std::vector<std::vector<NodeIndex>>& successors,
                        std::size_t max_streams, std::span<const double> cost_ns, double handoff_ns,
                        std::span<const std::uint32_t> command) {
-  return schedule_nodes(successors, nullptr, max_streams, cost_ns, handoff_ns, command);
+  return schedule_nodes(successors, nullptr, max_streams, cost_ns, handoff_ns, handoff_ns, command);
 }
 
 Schedule make_schedule(const Adjacency& successors, const Adjacency& predecessors,
                        std::size_t max_streams, std::span<const double> cost_ns, double handoff_ns,
-                       std::span<const std::uint32_t> command) {
-  return schedule_nodes(successors, &predecessors, max_streams, cost_ns, handoff_ns, command);
+                       double wakeup_ns, std::span<const std::uint32_t> command) {
+  return schedule_nodes(successors, &predecessors, max_streams, cost_ns, handoff_ns, wakeup_ns,
+                        command);
 }
 
 Schedule make_device_schedule(const std::vector<std::vector<NodeIndex>>& successors,
@@ -363,8 +371,9 @@ Schedule make_device_schedule(const std::vector<std::vector<NodeIndex>>& success
   const Prepared prepared = prepare(successors, nullptr, command);
   Schedule schedule;
   schedule.rank = prepared.rank;
-  Placer placer(successors, prepared.predecessors(), devices * streams_per_device, {}, 0, command,
-                device_of, streams_per_device, schedule);
+  schedule.streams_per_device = streams_per_device;
+  Placer placer(successors, prepared.predecessors(), devices * streams_per_device, {}, 0, 0,
+                command, device_of, streams_per_device, schedule);
   for (NodeIndex v : prepared.topo.order) placer.visit(v);
   add_signals(prepared.predecessors(), placer.positions(), schedule);
   return schedule;

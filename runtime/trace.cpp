@@ -35,6 +35,17 @@ void write_file(const std::string& path, const std::string& text) {
   if (!file.flush()) throw Error("cannot write '" + path + "'");
 }
 
+std::string nanoseconds(double ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f ns", ns);
+  return text;
+}
+
+std::string planned_with(const Schedule& schedule) {
+  return "planned with a signal at " + nanoseconds(schedule.handoff_ns) + " and a wake-up at " +
+         nanoseconds(schedule.wakeup_ns);
+}
+
 // Colors cycle for schedules with more streams than entries; the cluster label still tells.
 constexpr const char* kStreamColors[] = {"lightblue", "palegreen", "lightsalmon", "khaki",
                                          "plum",      "lightcyan", "pink",        "wheat"};
@@ -70,7 +81,8 @@ std::string to_chrome_json(const Trace& trace) {
         << ",\"ts\":" << e.start_us << ",\"dur\":" << e.duration_us
         << ",\"args\":{\"node\":" << e.node << "}}";
   }
-  out << "\n],\"displayTimeUnit\":\"ms\"}\n";
+  out << "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"handoff_ns\":" << trace.handoff_ns
+      << ",\"wakeup_ns\":" << trace.wakeup_ns << "}}\n";
   return out.str();
 }
 
@@ -82,12 +94,16 @@ std::string to_dot(const Graph& graph) {
   const Schedule& schedule = graph.schedule();
   std::ostringstream out;
   out << "digraph schedule {\n  rankdir=TB;\n  node [shape=box, style=filled];\n";
+  if (schedule.handoff_ns != 0 || schedule.wakeup_ns != 0) {
+    out << "  label=" << quoted(planned_with(schedule)) << ";\n";
+  }
   for (StreamIndex s = 0; s < schedule.streams.size(); ++s) {
     const char* color = kStreamColors[s % std::size(kStreamColors)];
     out << "  subgraph cluster_stream" << s << " {\n    label=\"stream " << s << "\";\n";
     for (NodeIndex n : schedule.streams[s]) {
-      out << "    n" << n << " [label=" << quoted(graph.node(n).name) << ", fillcolor=" << color
-          << "];\n";
+      std::string label = graph.node(n).name;
+      if (const auto& cost = graph.node(n).cost_ns) label += " (" + nanoseconds(*cost) + ")";
+      out << "    n" << n << " [label=" << quoted(label) << ", fillcolor=" << color << "];\n";
     }
     out << "  }\n";
   }

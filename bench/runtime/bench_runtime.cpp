@@ -1,6 +1,8 @@
 // Scheduling overhead per node (graphs of empty kernels) and the speedup of running k
 // independent busy branches on k streams instead of one, next to oneTBB's flow graph on the
-// same graphs when it is available (UOPS_BENCH_TBB), so ratios come from one run.
+// same graphs when it is available (UOPS_BENCH_TBB), so ratios come from one run. These runs
+// are back to back; `bench_runtime --between-runs` measures runs after other work, interleaved
+// with oneTBB and OpenMP (between_runs.cpp).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -9,58 +11,32 @@
 #include <utility>
 #include <vector>
 
+#include "between_runs.h"
+#include "graphs.h"
 #include "uops/runtime/builder.h"
 #include "uops/runtime/context.h"
 #include "uops/runtime/cpu_executor.h"
 
 #ifdef UOPS_BENCH_TBB
-#include <tbb/flow_graph.h>
 #include <tbb/global_control.h>
+
+#include "tbb_graph.h"
 #endif
 
 namespace {
 
 using namespace uops::runtime;
+namespace bench = uops::bench;
 
-using Edges = std::vector<std::pair<std::size_t, std::size_t>>;
+using bench::busy_work;
+using bench::Edges;
+using bench::ladder;
+using bench::mesh;
 
 void report_per_node(benchmark::State& state, std::int64_t nodes) {
   state.counters["per_node"] =
       benchmark::Counter(static_cast<double>(nodes), benchmark::Counter::kIsIterationInvariantRate |
                                                          benchmark::Counter::kInvert);
-}
-
-// A ladder of n nodes: two chains where every rung also depends on the other chain's previous
-// rung (node 2k is rung k of chain A, node 2k + 1 rung k of chain B), so split over two
-// streams nearly every node is a hand-off.
-Edges ladder(std::size_t n) {
-  Edges edges;
-  for (std::size_t i = 2; i < n; ++i) {
-    edges.emplace_back(i - 2, i);
-    edges.emplace_back(i % 2 == 0 ? i - 1 : i - 3, i);
-  }
-  return edges;
-}
-
-// rows x cols nodes; node (r, c) depends on (r - 1, c - 1), (r, c - 1) and (r + 1, c - 1).
-Edges mesh(std::size_t rows, std::size_t cols) {
-  Edges edges;
-  for (std::size_t c = 1; c < cols; ++c) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      for (std::size_t from = r == 0 ? 0 : r - 1; from <= r + 1 && from < rows; ++from) {
-        edges.emplace_back(from * cols + c - 1, r * cols + c);
-      }
-    }
-  }
-  return edges;
-}
-
-// Fixed CPU work of about 0.5 ms (not a timed spin, which would finish on time even when
-// starved of a core).
-void busy_work() {
-  std::uint64_t x = 1;
-  for (int i = 0; i < 400'000; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-  benchmark::DoNotOptimize(x);
 }
 
 // A graph of empty kernels with these edges. With `costed` every node declares cost 0, so the
@@ -230,38 +206,8 @@ void BM_EagerImagePipeline(benchmark::State& state) {
 BENCHMARK(BM_EagerImagePipeline)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 #ifdef UOPS_BENCH_TBB
+using bench::TbbGraph;
 namespace flow = tbb::flow;
-
-// The same graphs in oneTBB's flow graph on 2 threads: one continue_node per node, started by
-// a message to every source. Policy is flow::queueing (TBB's default) or flow::lightweight
-// (a successor runs on the finishing thread when it can).
-template <typename Policy>
-struct TbbGraph {
-  flow::graph g;
-  std::vector<std::unique_ptr<flow::continue_node<flow::continue_msg, Policy>>> nodes;
-  std::vector<std::size_t> sources;
-
-  template <typename Body>
-  TbbGraph(std::size_t n, const Edges& edges, Body body) {
-    std::vector<bool> has_predecessor(n, false);
-    for (std::size_t i = 0; i < n; ++i) {
-      nodes.push_back(std::make_unique<flow::continue_node<flow::continue_msg, Policy>>(
-          g, [body, i](const flow::continue_msg&) { body(i); }));
-    }
-    for (auto [from, to] : edges) {
-      flow::make_edge(*nodes[from], *nodes[to]);
-      has_predecessor[to] = true;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!has_predecessor[i]) sources.push_back(i);
-    }
-  }
-
-  void run() {
-    for (std::size_t s : sources) nodes[s]->try_put(flow::continue_msg());
-    g.wait_for_all();
-  }
-};
 
 tbb::global_control& two_threads() {
   static tbb::global_control control(tbb::global_control::max_allowed_parallelism, 2);
@@ -321,3 +267,14 @@ BENCHMARK(BM_TbbForkJoin)->Arg(2)->Arg(4)->UseRealTime()->Unit(benchmark::kMicro
 #endif
 
 }  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--between-runs") return uops::bench::between_runs_main(argc, argv);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

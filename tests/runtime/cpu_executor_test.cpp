@@ -9,6 +9,7 @@
 #include <chrono>
 #include <random>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -213,8 +214,9 @@ TEST(CpuExecutor, RandomDagsNeverViolateADependency) {
           program.reads[i], program.writes[i]));
     }
     for (auto [from, to] : program.explicit_edges) refs[from].then(refs[to]);
+    // Not re-planned: these kernels are cheap enough to end on one stream.
     CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = max_streams}),
-                         CpuExecutorOptions{.spin = spins[max_streams - 2]});
+                         CpuExecutorOptions{.spin = spins[max_streams - 2], .measured_runs = 0});
     ASSERT_EQ(executor.graph().schedule().streams.size(), max_streams);
     ASSERT_FALSE(executor.graph().schedule().signals.empty());
 
@@ -231,6 +233,85 @@ TEST(CpuExecutor, RandomDagsNeverViolateADependency) {
       ASSERT_EQ(cells, expected);
     }
   }
+}
+
+// Empty kernels with a hand-off at every rung: the first run measures them, and the re-plan
+// (with its trial of the plans against one stream) puts the ladder on one stream.
+TEST(CpuExecutor, CheapNodesEndOnOneStreamAfterMeasuring) {
+  GraphBuilder b;
+  std::vector<NodeRef> nodes;
+  for (int i = 0; i < 200; ++i) nodes.push_back(b.add("k", [] {}, {}, {}));
+  for (std::size_t i = 2; i < nodes.size(); ++i) {
+    nodes[i - 2].then(nodes[i]);
+    nodes[i % 2 == 0 ? i - 1 : i - 3].then(nodes[i]);
+  }
+  CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = 2}));
+  ASSERT_EQ(executor.graph().schedule().streams.size(), 2u);
+  for (int run = 0; run < 6; ++run) executor.run();
+  const Schedule& plan = executor.graph().schedule();
+  EXPECT_EQ(plan.streams.size(), 1u);
+  EXPECT_TRUE(plan.signals.empty());
+  EXPECT_GT(plan.wakeup_ns, 0.0);
+  for (NodeIndex n = 0; n < executor.graph().size(); ++n) {
+    EXPECT_TRUE(executor.graph().node(n).cost_ns.has_value()) << n;
+  }
+}
+
+// Branches that take far longer than a wake-up stay on their own streams.
+TEST(CpuExecutor, LongBranchesStayParallelAfterMeasuring) {
+  GraphBuilder b;
+  NodeRef source = b.add("source", [] {}, {}, {});
+  NodeRef sink = b.add("sink", [] {}, {}, {});
+  for (int i = 0; i < 2; ++i) {
+    source
+        .then(b.add("branch", [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); },
+                    {}, {}))
+        .then(sink);
+  }
+  CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = 2}));
+  for (int run = 0; run < 6; ++run) executor.run();
+  EXPECT_EQ(executor.graph().schedule().streams.size(), 2u);
+  EXPECT_GT(executor.graph().schedule().handoff_ns, 0.0);
+}
+
+TEST(CpuExecutor, DeclaredCostsAreNeverReplanned) {
+  GraphBuilder b;
+  std::vector<NodeRef> nodes;
+  for (int i = 0; i < 50; ++i) nodes.push_back(b.add("k", [] {}, {}, {}).cost(1e6));
+  for (std::size_t i = 2; i < nodes.size(); ++i) nodes[i - 2].then(nodes[i]);
+  Graph graph = std::move(b).build(BuildOptions{.max_streams = 2});
+  ASSERT_EQ(graph.schedule().streams.size(), 2u);
+  CpuExecutor executor(graph);
+  for (int run = 0; run < 6; ++run) executor.run();
+  executor.remeasure();
+  for (int run = 0; run < 6; ++run) executor.run();
+  EXPECT_EQ(executor.graph().schedule().stream_of, graph.schedule().stream_of);
+  for (NodeIndex n = 0; n < graph.size(); ++n) EXPECT_EQ(executor.graph().node(n).cost_ns, 1e6);
+}
+
+// With workers that sleep at once (no polling), the caller reaches the join long before a
+// worker wakes up: it runs the other stream's branch itself instead of waiting for the wake-up.
+TEST(CpuExecutor, CallerTakesOverAStreamWhoseWorkerIsAsleep) {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::thread::id ran_on;
+  GraphBuilder b;
+  NodeRef source = b.add("source", [] {}, {}, {});
+  NodeRef sink = b.add("sink", [] {}, {}, {});
+  source.then(b.add("a", [] {}, {}, {})).then(sink);
+  source.then(b.add("b", [&] { ran_on = std::this_thread::get_id(); }, {}, {})).then(sink);
+  CpuExecutor executor(
+      std::move(b).build(BuildOptions{.max_streams = 2}),
+      CpuExecutorOptions{.spin = std::chrono::microseconds(0), .measured_runs = 0});
+  ASSERT_EQ(executor.graph().schedule().streams.size(), 2u);
+  int taken = 0;
+  for (int run = 0; run < 50; ++run) {
+    ran_on = {};
+    executor.run();
+    ASSERT_NE(ran_on, std::thread::id());
+    taken += ran_on == caller;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  EXPECT_GT(taken, 0);
 }
 
 }  // namespace

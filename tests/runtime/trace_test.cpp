@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -192,6 +193,33 @@ TEST(Trace, DotHasEveryNodeAndDashedSignals) {
   for (std::size_t at = 0; (at = dot.find("style=dashed", at)) != std::string::npos; ++at) ++dashed;
   EXPECT_EQ(dashed, graph.schedule().signals.size());
   EXPECT_EQ(graph.schedule().signals.size(), 2u);
+}
+
+// After the executor's measured re-plan, the trace and the DOT output carry what it weighed:
+// each node's measured cost and the hand-off and wake-up costs of this machine.
+TEST(Trace, MeasuredPlanShowsInTraceAndDot) {
+  CpuExecutor executor(fork_join_graph());
+  executor.run();
+  Trace trace;
+  executor.run(&trace);
+  EXPECT_GT(trace.handoff_ns, 0.0);
+  EXPECT_GT(trace.wakeup_ns, 0.0);
+  Json root;
+  ASSERT_TRUE(Parser(to_chrome_json(trace)).parse(root));
+  const Json& other = root.fields["otherData"];
+  ASSERT_EQ(other.kind, Json::kObject);
+  EXPECT_NEAR(other.fields.at("handoff_ns").number, trace.handoff_ns, 0.001);
+  EXPECT_NEAR(other.fields.at("wakeup_ns").number, trace.wakeup_ns, 0.001);
+
+  const Graph& graph = executor.graph();
+  const std::string dot = to_dot(graph);
+  EXPECT_NE(dot.find("label=\"planned with a signal at "), std::string::npos) << dot;
+  for (NodeIndex n = 0; n < graph.size(); ++n) {
+    ASSERT_TRUE(graph.node(n).cost_ns.has_value()) << n;
+    char cost[32];
+    std::snprintf(cost, sizeof cost, " (%.0f ns)\"", *graph.node(n).cost_ns);
+    EXPECT_NE(dot.find(cost), std::string::npos) << cost;
+  }
 }
 
 }  // namespace

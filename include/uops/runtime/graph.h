@@ -52,6 +52,9 @@ struct BuildOptions {
   // schedule uses all the parallelism it finds. A node without a declared cost next to ones
   // with a cost counts as 10 hand-offs.
   double handoff_ns = 2000;
+  // What waking a sleeping stream's worker is assumed to cost, if not handoff_ns. The CPU
+  // executor re-plans with both measured on this machine (see CpuExecutorOptions).
+  std::optional<double> wakeup_ns = {};
 };
 
 class Graph {

@@ -39,6 +39,13 @@ struct Schedule {
   std::vector<std::vector<std::uint32_t>> waits;
   // signaled[n]: some other stream waits on n, so the executor must publish n's completion.
   std::vector<bool> signaled;
+  // What a signal and the wake-up of a stream were weighed at, in nanoseconds; 0 when the
+  // schedule was made without costs.
+  double handoff_ns = 0;
+  double wakeup_ns = 0;
+  // Non-zero for make_device_schedule's: streams belong to devices in groups of this many, and
+  // an executor runs no stream on another device's thread and never re-plans.
+  std::size_t streams_per_device = 0;
 };
 
 // Schedules the DAG given by its successor lists onto at most `max_streams` streams (at least
