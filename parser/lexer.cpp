@@ -35,7 +35,7 @@ std::string describe(const Token& t) {
   return "'" + t.text + "'";
 }
 
-std::vector<Token> lex(std::string_view text, size_t max_tokens) {
+std::vector<Token> lex(std::string_view text, size_t max_tokens, bool bare_names) {
   std::vector<Token> out;
   size_t i = 0;
   while (i < text.size()) {
@@ -82,6 +82,9 @@ std::vector<Token> lex(std::string_view text, size_t max_tokens) {
         t.kind = TokenKind::Dim;
         t.source = word[1] - 'A';
         t.number = to_int(text, word.substr(2), column);
+      } else if (bare_names) {
+        t.kind = TokenKind::Param;
+        t.text = "$" + t.text;
       } else {
         fail(text, column,
              "expected a term, found '" + std::string(word) +

@@ -22,7 +22,8 @@ struct Token {
 // Splits `text` into tokens ending with one End token. Throws uops::Error for a character or
 // word that is no token, with the column where it starts, and a uops::LimitError past
 // `max_tokens` tokens.
-std::vector<Token> lex(std::string_view text, size_t max_tokens);
+// With `bare_names`, a word that is no other token is a parameter name without its '$'.
+std::vector<Token> lex(std::string_view text, size_t max_tokens, bool bare_names = false);
 
 // How a token is named in "found ..." messages.
 std::string describe(const Token& t);

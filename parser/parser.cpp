@@ -32,7 +32,9 @@ constexpr int64_t kMaxAxis = 64;
 class Parser {
  public:
   Parser(std::string_view text, const ParseOptions& options)
-      : text_(text), options_(options), tokens_(parser_detail::lex(text, kMaxTokens)) {}
+      : text_(text),
+        options_(options),
+        tokens_(parser_detail::lex(text, kMaxTokens, options.bare_names)) {}
 
   ParsedIndex parse() {
     ParsedIndex out;

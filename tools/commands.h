@@ -38,6 +38,17 @@ struct CheckArgs {
   std::string json, junit;                  // report files to write
 };
 
+struct CheckKernelArgs {
+  std::string op, file, entry, args, grid = "1", block = "1", shared = "0";
+  std::string target = "auto";  // auto, device or emulation
+  std::string dtype = "f32";
+  int trials = 50;
+  uint64_t seed = 1;
+  std::string replay;  // a case as a report prints it
+  std::string json;
+  std::vector<std::string> op_libraries;  // for the replay command
+};
+
 struct MergeArgs {
   std::vector<std::string> reports;  // `uopc check --json` files, one per shard
   std::string json, junit;
@@ -51,6 +62,7 @@ int dot(const std::string& op, bool grad);
 int run(const RunArgs& a);
 int check(const CheckArgs& a);
 int merge_reports(const MergeArgs& a);
+int check_kernel(const CheckKernelArgs& a);
 
 // Loads each `--ops` library (registering its ops) before a command runs.
 void load_op_libraries(const std::vector<std::string>& paths);

@@ -100,6 +100,32 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--json", check_args.json, "write the reports as JSON to FILE");
   check_cmd->add_option("--junit", check_args.junit, "write JUnit XML to FILE");
 
+  CheckKernelArgs kernel_args;
+  auto* kernel_cmd = app.add_subcommand(
+      "check-kernel", "check a hand-written CUDA kernel against an op (GPU, else the emulation)");
+  kernel_cmd->add_option("op", kernel_args.op, "op name")->required();
+  kernel_cmd->add_option("--cuda", kernel_args.file, "the kernel's .cu file")->required();
+  kernel_cmd->add_option("--entry", kernel_args.entry, "its __global__ function, or NAME<ARGS>")
+      ->required();
+  kernel_cmd
+      ->add_option("--args", kernel_args.args,
+                   "its parameters, comma-separated: a tensor of the op (x, y) or an "
+                   "integer expression over sizes (x_n0) and params, ':i64' etc. for "
+                   "other types")
+      ->required();
+  kernel_cmd->add_option("--grid", kernel_args.grid, "X[,Y[,Z]] expressions (default 1)");
+  kernel_cmd->add_option("--block", kernel_args.block, "X[,Y[,Z]] expressions (default 1)");
+  kernel_cmd->add_option("--shared", kernel_args.shared, "dynamic shared memory in bytes");
+  kernel_cmd->add_option("--target", kernel_args.target, "auto, device or emulation")
+      ->check(CLI::IsMember({"auto", "device", "emulation"}));
+  kernel_cmd->add_option("--dtype", kernel_args.dtype, "f32, f64 or all")
+      ->check(CLI::IsMember({"f32", "f64", "all"}));
+  kernel_cmd->add_option("--trials", kernel_args.trials, "random cases")
+      ->check(CLI::Range(1, 1000000000));
+  kernel_cmd->add_option("--seed", kernel_args.seed, "the run's seed");
+  kernel_cmd->add_option("--replay", kernel_args.replay, "rerun one case as a report prints it");
+  kernel_cmd->add_option("--json", kernel_args.json, "write the report as JSON to FILE");
+
   MergeArgs merge_args;
   auto* merge_cmd = app.add_subcommand("merge-reports", "merge the --json reports of shards");
   merge_cmd->add_option("reports", merge_args.reports, "check --json files")->required();
@@ -129,6 +155,10 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) return run(run_args);
     if (check_cmd->parsed()) return check(check_args);
     if (merge_cmd->parsed()) return merge_reports(merge_args);
+    if (kernel_cmd->parsed()) {
+      kernel_args.op_libraries = op_libraries;
+      return check_kernel(kernel_args);
+    }
     if (dot_cmd->parsed()) return dot(op, grad);
   } catch (const uops::Error& e) {
     std::cerr << "uopc: error: " << one_line(e.what()) << "\n";

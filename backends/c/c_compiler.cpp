@@ -256,24 +256,49 @@ namespace {
 // Compiles into a temporary, stores the result with its digest and returns its bytes.
 std::string compile(const CompilerInfo& cc, const std::vector<std::string>& flags,
                     const std::vector<std::string>& libs, const std::string& source,
-                    const std::string& key, const std::filesystem::path& so) {
+                    const std::string& key, const std::filesystem::path& so,
+                    const TwoStepCompile* steps) {
   std::filesystem::path src = kernel_cache_path(key, ".c");
   write_file_atomically(src, source);
   std::filesystem::path tmp = temporary_path_for(so);
+  std::filesystem::path object = temporary_path_for(kernel_cache_path(key, ".o"));
   std::vector<std::string> argv = cc.command;
   argv.insert(argv.end(), flags.begin(), flags.end());
-  for (auto& a : {std::string("-o"), tmp.string(), src.string()}) argv.push_back(a);
-  argv.insert(argv.end(), libs.begin(), libs.end());
+  std::vector<std::string> link = argv;
   int status = 0;
-  std::string output = run_command(argv, &status);
-  std::optional<std::string> bytes;
-  if (status == 0) bytes = read_cache_file(tmp);
+  std::string output;
   std::error_code ec;
-  std::filesystem::remove(tmp, ec);
   auto fail = [&](const std::string& what) {
     throw Error("C compiler " + what + ": " + command_text(argv) + "\n" + output +
                 "generated source kept at " + src.string());
   };
+  if (steps) {
+    argv.insert(argv.end(), steps->object_flags.begin(), steps->object_flags.end());
+    for (auto& a : {std::string("-c"), std::string("-o"), object.string(), src.string()})
+      argv.push_back(a);
+    output = run_command(argv, &status);
+    std::optional<std::string> bytes;
+    if (status == 0) bytes = read_cache_file(object);
+    std::filesystem::remove(object, ec);
+    if (status != 0) fail("failed (exit status " + std::to_string(status) + ")");
+    if (!bytes) fail("exited 0 but wrote no " + object.string());
+    argv = link;
+    if (steps->link_flags)
+      for (std::string& f : steps->link_flags(*bytes)) argv.push_back(f);
+    // The object again, as written: the linker reads the file, not the bytes looked at above.
+    write_file_atomically(object, *bytes);
+    for (auto& a :
+         {std::string("-o"), tmp.string(), std::string("-x"), std::string("none"), object.string()})
+      argv.push_back(a);
+  } else {
+    for (auto& a : {std::string("-o"), tmp.string(), src.string()}) argv.push_back(a);
+  }
+  argv.insert(argv.end(), libs.begin(), libs.end());
+  output = run_command(argv, &status);
+  std::optional<std::string> bytes;
+  if (status == 0) bytes = read_cache_file(tmp);
+  std::filesystem::remove(tmp, ec);
+  if (steps) std::filesystem::remove(object, ec);
   if (status != 0) fail("failed (exit status " + std::to_string(status) + ")");
   if (!bytes) fail("exited 0 but wrote no " + tmp.string());
   if (bytes->empty()) fail("exited 0 but wrote an empty " + tmp.string());
@@ -348,17 +373,30 @@ std::string compile_key(const std::string& source, const CCompileOptions& option
 }
 
 void* compile_and_load(const std::string& source, const CCompileOptions& options) {
+  return compile_and_load(source, options, nullptr, nullptr);
+}
+
+void* compile_and_load(const std::string& source, const CCompileOptions& options,
+                       const TwoStepCompile* steps, std::string* loaded) {
   CompilerInfo cc = compiler_info(options.compiler);
   std::vector<std::string> flags = compile_flags(cc, options), libs = link_libraries(cc, options);
   std::string key = compile_key(source, options);
+  if (steps) {
+    std::string step_text = "two steps:";
+    for (auto& f : steps->object_flags) step_text += " " + f;
+    key = kernel_cache_key(key, cc.identity, step_text);
+  }
   std::filesystem::path so = kernel_cache_path(key, ".so");
   // A cached object that fails verification is deleted by read_artifact; one that verifies but
   // does not load (written by an older, broken run) is deleted here; either is rebuilt once.
   std::optional<std::string> bytes = read_artifact(so);
   std::string error;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (!bytes) bytes = compile(cc, flags, libs, source, key, so);
-    if (void* handle = load(*bytes, &error)) return handle;
+    if (!bytes) bytes = compile(cc, flags, libs, source, key, so, steps);
+    if (void* handle = load(*bytes, &error)) {
+      if (loaded) *loaded = *bytes;
+      return handle;
+    }
     remove_artifact(so);
     bytes.reset();
   }

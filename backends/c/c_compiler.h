@@ -5,6 +5,7 @@
 // compiler binary's path, size and modification time, so a cache hit runs no compiler at all.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,18 @@ std::vector<std::string> link_libraries(const CompilerInfo& cc, const CCompileOp
 // Compiles `source` into a shared object (or finds it in the cache) and dlopens it. Errors
 // carry the compiler's message and the path of the kept source file.
 void* compile_and_load(const std::string& source, const CCompileOptions& options);
+
+// A compile in two steps, for modules whose link depends on their object (the CUDA emulation):
+// the source is compiled with `object_flags` and -c, then linked with the flags `link_flags`
+// derives from the object's bytes (a function of them alone, so the key stays the source's).
+struct TwoStepCompile {
+  std::vector<std::string> object_flags;
+  std::function<std::vector<std::string>(const std::string& object)> link_flags;
+};
+// As above, in two steps when `steps` is given; `loaded` (if given) gets the verified bytes of
+// the shared object that was loaded.
+void* compile_and_load(const std::string& source, const CCompileOptions& options,
+                       const TwoStepCompile* steps, std::string* loaded);
 // The kernel-cache key of that compile: the source, the compiler's identity, the flags and, for
 // "native", the host CPU.
 std::string compile_key(const std::string& source, const CCompileOptions& options);

@@ -36,13 +36,22 @@ std::string nvrtc_identity() {
   return "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
 }
 
-std::string nvrtc_compile(const std::string& source, const std::string& arch, std::string* log) {
+// `entry` (with `lowered`): a name expression whose mangled name comes back; a user's source
+// may include the toolkit's headers (cooperative_groups.h), found where the build found them.
+std::string nvrtc_compile(const std::string& source, const std::string& arch, std::string* log,
+                          const std::string& file = "uops.cu", const std::string& entry = "",
+                          std::string* lowered = nullptr) {
   nvrtcProgram prog;
-  if (nvrtcCreateProgram(&prog, source.c_str(), "uops.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
+  if (nvrtcCreateProgram(&prog, source.c_str(), file.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS)
     throw Error("NVRTC could not create a program");
+  if (!entry.empty()) nvrtcAddNameExpression(prog, entry.c_str());
   std::string arch_flag = "--gpu-architecture=" + arch;
-  const char* options[] = {arch_flag.c_str(), "--std=c++17"};
-  nvrtcResult r = nvrtcCompileProgram(prog, 2, options);
+  std::vector<const char*> options = {arch_flag.c_str(), "--std=c++17"};
+#ifdef UOPS_CUDA_INCLUDE_DIR
+  std::string include = std::string("-I") + UOPS_CUDA_INCLUDE_DIR;
+  if (!entry.empty()) options.push_back(include.c_str());
+#endif
+  nvrtcResult r = nvrtcCompileProgram(prog, int(options.size()), options.data());
   size_t log_size = 0;
   nvrtcGetProgramLogSize(prog, &log_size);
   std::string text(log_size, '\0');
@@ -52,6 +61,14 @@ std::string nvrtc_compile(const std::string& source, const std::string& arch, st
   if (r != NVRTC_SUCCESS) {
     nvrtcDestroyProgram(&prog);
     throw Error(std::string("NVRTC failed: ") + nvrtcGetErrorString(r) + "\n" + text);
+  }
+  if (lowered) {
+    const char* name = nullptr;
+    if (nvrtcGetLoweredName(prog, entry.c_str(), &name) != NVRTC_SUCCESS || !name) {
+      nvrtcDestroyProgram(&prog);
+      throw Error("NVRTC: no kernel '" + entry + "' in " + file);
+    }
+    *lowered = name;
   }
   size_t size = 0;
   nvrtcGetPTXSize(prog, &size);
@@ -81,6 +98,34 @@ std::string cuda::compile_ptx(const std::string& source, const std::string& arch
   (void)source;
   (void)arch;
   (void)log;
+  throw Error("NVRTC not available in this build");
+#endif
+}
+
+std::string cuda::compile_entry_ptx(const std::string& source, const std::string& file,
+                                    const std::string& entry, std::string* lowered) {
+#ifdef UOPS_HAVE_NVRTC
+  std::string a = default_arch();
+  // The artifact holds the lowered name, a newline, then the PTX.
+  std::string key = kernel_cache_key(source, nvrtc_identity(),
+                                     a + " --std=c++17 entry " + entry + " file " + file);
+  std::filesystem::path path = kernel_cache_path(key, ".ptx");
+  std::optional<std::string> cached = read_artifact(path);
+  if (!cached || cached->find('\n') == std::string::npos) {
+    std::string name;
+    std::string ptx =
+        nvrtc_compile(source, a, nullptr, file.empty() ? "kernel.cu" : file, entry, &name);
+    cached = name + "\n" + ptx;
+    store_artifact(path, *cached);
+  }
+  size_t newline = cached->find('\n');
+  *lowered = cached->substr(0, newline);
+  return cached->substr(newline + 1);
+#else
+  (void)source;
+  (void)file;
+  (void)entry;
+  (void)lowered;
   throw Error("NVRTC not available in this build");
 #endif
 }

@@ -85,6 +85,25 @@ class DriverDevice : public Device {
                              nullptr),
             "cuLaunchKernel");
   }
+  const void* load_entry(const std::string& source, const std::string& file,
+                         const std::string& entry) override {
+    std::string lowered;
+    std::string ptx = compile_entry_ptx(source, file, entry, &lowered);
+    const Driver& d = current();
+    CUmodule module;
+    d.check(d.cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData");
+    CUfunction f;
+    d.check(d.cuModuleGetFunction(&f, module, lowered.c_str()), "cuModuleGetFunction");
+    return f;
+  }
+  void launch_entry(const void* kernel, const unsigned grid[3], const unsigned block[3],
+                    unsigned shared_bytes, void** args, Stream stream) override {
+    const Driver& d = current();
+    auto f = static_cast<CUfunction>(const_cast<void*>(kernel));
+    d.check(d.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                             shared_bytes, CUstream(stream), args, nullptr),
+            "cuLaunchKernel");
+  }
   void synchronize(Stream stream) override {
     const Driver& d = current();
     d.check(stream ? d.cuStreamSynchronize(CUstream(stream)) : d.cuCtxSynchronize(),
@@ -105,6 +124,13 @@ class DriverDevice : public Device {
 };
 
 }  // namespace
+
+const void* Device::load_entry(const std::string&, const std::string&, const std::string&) {
+  throw Error("this CUDA device (" + backend() + ") runs uops's own kernels only");
+}
+void Device::launch_entry(const void*, const unsigned*, const unsigned*, unsigned, void**, Stream) {
+  throw Error("this CUDA device (" + backend() + ") runs uops's own kernels only");
+}
 
 std::shared_ptr<Device> driver_device(std::string* why) {
   if (std::string reason = cuda_unavailable_reason(); !reason.empty()) {

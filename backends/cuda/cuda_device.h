@@ -58,6 +58,14 @@ class Device {
   virtual void launch(const codegen::KernelPlan& plan, const void* kernel, codegen::LaunchDims dims,
                       void** args, Stream stream) = 0;
   virtual void synchronize(Stream stream) = 0;
+
+  // A user's kernel from its own source (docs/cuda-kernels.md): `entry` is the C++ name of a
+  // __global__ function or of a template's instance. Only the driver's device has them.
+  virtual const void* load_entry(const std::string& source, const std::string& file,
+                                 const std::string& entry);
+  // `args`: one pointer per kernel parameter to a value of its type (cuLaunchKernel's).
+  virtual void launch_entry(const void* kernel, const unsigned grid[3], const unsigned block[3],
+                            unsigned shared_bytes, void** args, Stream stream);
 };
 
 // The driver's current device with kernels compiled by NVRTC, or null with `why` set when this
@@ -67,6 +75,10 @@ std::shared_ptr<Device> driver_device(std::string* why);
 // PTX of CUDA source through NVRTC and the kernel cache (compile_cuda_ptx's path); `arch`
 // empty: the device's.
 std::string compile_ptx(const std::string& source, const std::string& arch, std::string* log);
+// PTX of a user's source and the lowered (mangled) name of `entry` in it, through NVRTC and the
+// kernel cache; `file` names the source in NVRTC's messages.
+std::string compile_entry_ptx(const std::string& source, const std::string& file,
+                              const std::string& entry, std::string* lowered);
 
 // One launch of a program's kernel, everything from the plan: packed arguments, grid and block.
 void launch_kernel(Device& device, const LoadedProgram& program, size_t kernel, const Binding& b,

@@ -24,6 +24,9 @@ struct ParseOptions {
   int num_sources = 26;         // `dS` needs S < num_sources
   // Known parameter names; `$name` outside it is an error. Null accepts any name.
   const std::vector<std::string>* params = nullptr;
+  // Names without '$' are parameters too (launch rules: `(x_n1 + 255) / 256`); `iN` and `dXN`
+  // keep their meaning.
+  bool bare_names = false;
 };
 
 struct ParsedIndex {
