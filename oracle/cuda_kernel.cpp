@@ -321,9 +321,7 @@ CheckReport check_cuda_kernel(const OpDef& op, const CudaKernel& kernel,
                               const CheckOptions& options, CudaTarget target) {
   CheckOptions o = options;
   std::string where = cuda_kernel_backend(target);
-  if (o.backend.empty())
-    o.backend =
-        (kernel.file.empty() ? kernel.entry : kernel.file + " " + kernel.entry) + " on " + where;
+  if (o.backend.empty()) o.backend = where;
   return check(op, cuda_kernel(op, kernel, target), o);
 }
 

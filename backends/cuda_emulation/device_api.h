@@ -125,10 +125,10 @@ UOPS_EMU_RT inline Dim3 block_dim() {
 UOPS_EMU_RT inline Dim3 grid_dim() {
   return uops_emu_state.grid_dim;
 }
+// `pc`: where in the kernel's code the access is made.
 template <class T>
-UOPS_EMU_RT void report(const volatile T* p, int kind) {
-  uops_emu_state.access(uops_emu_state.host, (const void*)p, sizeof(T), kind,
-                        __builtin_return_address(0));
+UOPS_EMU_RT void report(const volatile T* p, int kind, const void* pc) {
+  uops_emu_state.access(uops_emu_state.host, (const void*)p, sizeof(T), kind, pc);
 }
 }  // namespace uops_emu
 #define threadIdx (uops_emu::thread_idx())
@@ -270,22 +270,23 @@ void __all(A...) = delete;
 // ---- atomics: fibers of one OS thread, so plain read-modify-writes, reported as atomic ----------
 namespace uops_emu {
 template <class T, class F>
-UOPS_EMU_RT T atomic(T* p, F f) {
-  report(p, kAtomic);
+UOPS_EMU_RT T atomic(T* p, F f, const void* pc) {
+  report(p, kAtomic, pc);
   T old = *p;
   *p = f(old);
   return old;
 }
 }  // namespace uops_emu
-#define UOPS_EMU_ATOMIC(name, T, expr)                                       \
-  UOPS_EMU_RT inline T name(T* p, T v) {                                     \
-    return uops_emu::atomic(p, [v](T old) { return static_cast<T>(expr); }); \
-  }                                                                          \
-  UOPS_EMU_RT inline T name##_block(T* p, T v) {                             \
-    return name(p, v);                                                       \
-  }                                                                          \
-  UOPS_EMU_RT inline T name##_system(T* p, T v) {                            \
-    return name(p, v);                                                       \
+#define UOPS_EMU_ATOMIC(name, T, expr)                                                \
+  UOPS_EMU_RT inline T name(T* p, T v) {                                              \
+    return uops_emu::atomic(                                                          \
+        p, [v](T old) { return static_cast<T>(expr); }, __builtin_return_address(0)); \
+  }                                                                                   \
+  UOPS_EMU_RT inline T name##_block(T* p, T v) {                                      \
+    return name(p, v);                                                                \
+  }                                                                                   \
+  UOPS_EMU_RT inline T name##_system(T* p, T v) {                                     \
+    return name(p, v);                                                                \
   }
 #define UOPS_EMU_ATOMIC_ARITH(T)                   \
   UOPS_EMU_ATOMIC(atomicAdd, T, old + v)           \
@@ -309,15 +310,16 @@ UOPS_EMU_ATOMIC_BITS(unsigned)
 UOPS_EMU_ATOMIC_BITS(unsigned long long)
 UOPS_EMU_ATOMIC(atomicInc, unsigned, old >= v ? 0 : old + 1)
 UOPS_EMU_ATOMIC(atomicDec, unsigned, (old == 0 || old > v) ? v : old - 1)
-#define UOPS_EMU_CAS(T)                                                                 \
-  UOPS_EMU_RT inline T atomicCAS(T* p, T expected, T desired) {                         \
-    return uops_emu::atomic(p, [=](T old) { return old == expected ? desired : old; }); \
-  }                                                                                     \
-  UOPS_EMU_RT inline T atomicCAS_block(T* p, T e, T d) {                                \
-    return atomicCAS(p, e, d);                                                          \
-  }                                                                                     \
-  UOPS_EMU_RT inline T atomicCAS_system(T* p, T e, T d) {                               \
-    return atomicCAS(p, e, d);                                                          \
+#define UOPS_EMU_CAS(T)                                                                          \
+  UOPS_EMU_RT inline T atomicCAS(T* p, T expected, T desired) {                                  \
+    return uops_emu::atomic(                                                                     \
+        p, [=](T old) { return old == expected ? desired : old; }, __builtin_return_address(0)); \
+  }                                                                                              \
+  UOPS_EMU_RT inline T atomicCAS_block(T* p, T e, T d) {                                         \
+    return atomicCAS(p, e, d);                                                                   \
+  }                                                                                              \
+  UOPS_EMU_RT inline T atomicCAS_system(T* p, T e, T d) {                                        \
+    return atomicCAS(p, e, d);                                                                   \
   }
 UOPS_EMU_CAS(int)
 UOPS_EMU_CAS(unsigned)
@@ -326,40 +328,26 @@ UOPS_EMU_CAS(unsigned short)
 
 // ---- loads through the read-only path, and reinterpretations
 // --------------------------------------
-template <class T>
-UOPS_EMU_RT T __ldg(const T* p) {
-  uops_emu::report(p, uops_emu::kRead);
-  return *p;
-}
-template <class T>
-UOPS_EMU_RT T __ldcs(const T* p) {
-  return __ldg(p);
-}
-template <class T>
-UOPS_EMU_RT T __ldcg(const T* p) {
-  return __ldg(p);
-}
-template <class T>
-UOPS_EMU_RT T __ldca(const T* p) {
-  return __ldg(p);
-}
-template <class T>
-UOPS_EMU_RT T __ldlu(const T* p) {
-  return __ldg(p);
-}
-template <class T>
-UOPS_EMU_RT void __stcs(T* p, T v) {
-  uops_emu::report(p, uops_emu::kWrite);
-  *p = v;
-}
-template <class T>
-UOPS_EMU_RT void __stcg(T* p, T v) {
-  __stcs(p, v);
-}
-template <class T>
-UOPS_EMU_RT void __stwt(T* p, T v) {
-  __stcs(p, v);
-}
+#define UOPS_EMU_LOAD(name)                                            \
+  template <class T>                                                   \
+  UOPS_EMU_RT T name(const T* p) {                                     \
+    uops_emu::report(p, uops_emu::kRead, __builtin_return_address(0)); \
+    return *p;                                                         \
+  }
+#define UOPS_EMU_STORE(name)                                            \
+  template <class T>                                                    \
+  UOPS_EMU_RT void name(T* p, T v) {                                    \
+    uops_emu::report(p, uops_emu::kWrite, __builtin_return_address(0)); \
+    *p = v;                                                             \
+  }
+UOPS_EMU_LOAD(__ldg)
+UOPS_EMU_LOAD(__ldcs)
+UOPS_EMU_LOAD(__ldcg)
+UOPS_EMU_LOAD(__ldca)
+UOPS_EMU_LOAD(__ldlu)
+UOPS_EMU_STORE(__stcs)
+UOPS_EMU_STORE(__stcg)
+UOPS_EMU_STORE(__stwt)
 namespace uops_emu {
 template <class To, class From>
 UOPS_EMU_RT To bits(From v) {

@@ -104,8 +104,8 @@ inline const std::vector<CudaCatalogueEntry>& cuda_kernel_catalogue() {
     k.push_back({"softmax_missing_sync", "softmax",
                  "no __syncthreads between the warps writing their partial max to shared "
                  "memory and warp 0 reading them",
-                 "softmax_missing_sync.cu", "softmax_warp<128>", rows, "x_n0", "128", "0", "race",
-                 "softmax_warp"});
+                 "softmax_missing_sync.cu", "softmax_warp<128>", rows, "x_n0", "128", "0",
+                 "uninitialised", "softmax_warp"});
     k.push_back({"softmax_shared_one_short", "softmax",
                  "the shared array of warp partials is one element short: the row's value, "
                  "stored after them, is past its end",
