@@ -248,7 +248,7 @@ struct Emulator::Impl {
       if (a < region->begin)
         first = -(long long)((region->begin - a + region->granule - 1) / region->granule);
       raise(std::string("out of bounds: ") + kind_name(kind) + " of " +
-                (region->shared ? "shared array " : "") + region->name + "[" +
+                (region->shared ? "shared memory " : "") + region->name + "[" +
                 std::to_string(first) + "], which has " +
                 std::to_string(region->valid / region->granule) + " elements" +
                 (region->shared ? " of " + std::to_string(region->granule) + " bytes" : ""),
@@ -284,7 +284,7 @@ struct Emulator::Impl {
     }
     unsigned t = current_thread(), w = t / 32, lane = t % 32;
     auto element = [&] {
-      return (region.shared ? "shared array " : "") + region.name + "[" + std::to_string(g) + "]";
+      return (region.shared ? "shared memory " : "") + region.name + "[" + std::to_string(g) + "]";
     };
     if (region.shared && kind != uops_emu::kWrite && !s.written)
       raise("read of uninitialised shared memory: " + element() +

@@ -193,9 +193,11 @@ std::string Module::source_line(const void* pc) const {
     std::string out = cgen::run_command({tool, "-e", path, hex}, &status);
     if (status == 0 && !out.empty() && out[0] != '?') {
       line = out.substr(0, out.find('\n'));
-      // A relative file name comes back joined to the compiler's working folder.
-      std::string here = std::filesystem::current_path().string() + "/";
-      if (line.rfind(here, 0) == 0) line.erase(0, here.size());
+      // A relative file name comes back joined to the folder the compiler ran in: give it
+      // back as the user named it.
+      if (size_t at = line.rfind(file + ":");
+          at != std::string::npos && at > 0 && line[at - 1] == '/')
+        line.erase(0, at);
       if (size_t d = line.find(" (discriminator"); d != std::string::npos) line.erase(d);
       if (line.find(":?") != std::string::npos || line.find("<uops entry") != std::string::npos)
         line.clear();

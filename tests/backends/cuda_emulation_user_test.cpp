@@ -95,7 +95,7 @@ TEST(CudaEmulationUser, MissingBarrierReadsUnwrittenSharedMemory) {
   src.replace(src.find("__syncthreads();\n  for"), 16, "");
   Result r =
       run(src, "row_sum<64>", {ramp(300), std::vector<float>(3)}, {100}, {3, 1, 1}, {64, 1, 1});
-  EXPECT_NE(r.fault.find("uninitialised shared memory: shared array row_sum<64>::part[32]"),
+  EXPECT_NE(r.fault.find("uninitialised shared memory: shared memory row_sum<64>::part[32]"),
             std::string::npos)
       << r.fault;
   EXPECT_NE(r.fault.find("__syncthreads missing"), std::string::npos) << r.fault;
@@ -108,7 +108,7 @@ TEST(CudaEmulationUser, SharedArrayOneShortIsOutOfBounds) {
   src.replace(src.find("part[B]"), 7, "part[B - 1]");
   Result r =
       run(src, "row_sum<64>", {ramp(300), std::vector<float>(3)}, {100}, {3, 1, 1}, {64, 1, 1});
-  EXPECT_NE(r.fault.find("out of bounds: write of shared array row_sum<64>::part[63]"),
+  EXPECT_NE(r.fault.find("out of bounds: write of shared memory row_sum<64>::part[63]"),
             std::string::npos)
       << r.fault;
 }
@@ -177,7 +177,7 @@ __global__ void k(const float* x, float* y, int n) {
 }
 )";
   Result r = run(src, "k", {ramp(64), std::vector<float>(64)}, {64}, {1, 1, 1}, {64, 1, 1});
-  EXPECT_NE(r.fault.find("uninitialised shared memory: shared array k::s[63]"), std::string::npos)
+  EXPECT_NE(r.fault.find("uninitialised shared memory: shared memory k::s[63]"), std::string::npos)
       << r.fault;
 }
 
@@ -218,7 +218,7 @@ __global__ void transpose(const float* x, float* y, int rows, int cols) {
   // Too little dynamic shared memory for the tile.
   Result small = run(src, "transpose", {ramp(rows * cols), std::vector<float>(size_t(rows * cols))},
                      {rows, cols}, {3, 2, 1}, {4, 4, 1}, 15 * 4);
-  EXPECT_NE(small.fault.find("out of bounds: write of shared array dynamic shared memory"),
+  EXPECT_NE(small.fault.find("out of bounds: write of shared memory dynamic shared memory"),
             std::string::npos)
       << small.fault;
 }

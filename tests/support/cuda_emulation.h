@@ -1,16 +1,9 @@
-// The CUDA backend's kernels run on the CPU, for tests on machines without a GPU. The generated
-// CUDA source compiles as host C++ under a small shim (tests/support/cuda_shim.inc) with the
-// system C++ compiler ($CXX, else c++; through the kernel cache), and the kernels launch from
-// the same launch plan (backends/codegen/kernel_plan.h) the CUDA backend launches from: the same
-// argument packing, grid and block sizes, zero-fill and error word.
-//
-// Blocks run one after another; the threads of a block are fibers on one OS thread, switched at
-// __syncthreads, so barriers behave as on a device. Buffers the plan does not zero start filled
-// with 0xff bytes (NaN, -1), so a wrong zero-fill decision shows, and so does every shared array
-// at the start of every block. Every global and shared access
-// is checked: an index outside its buffer, or two threads touching one element between barriers
-// (blocks never order against each other) where one is a plain write or one is atomic and the
-// other plain, fails the run with a uops::Error starting "CUDA emulation: ".
+// uops's own CUDA kernels on the CPU, for tests on machines without a GPU: the CUDA backend's
+// host side (launch plans, argument packing, zero fills, the error word) runs unchanged against a
+// device whose kernels run on the product's emulation (backends/cuda_emulation/emulator.h: every
+// global and shared access checked, fibers at barriers, buffers the plan does not zero filled
+// with 0xff bytes, shared memory refilled for every block). A fault is a uops::Error starting
+// "CUDA emulation: ".
 #pragma once
 
 #include <functional>
