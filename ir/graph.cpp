@@ -287,22 +287,29 @@ Node Graph::reduce(ReduceOp op, std::vector<int> axes, Node x) {
   return Node{add(std::move(n))};
 }
 
-Node Graph::select(int axis, Node x, Node index) {
-  const UopNode& in = checked(x, "select");
-  const UopNode& ix = checked(index, "select");
+void Graph::check_index_tensor(const char* what, int axis, Node x, Node index, bool except_axis) {
+  const UopNode& in = checked(x, what);
+  const UopNode& ix = checked(index, what);
+  const std::string op = what;
   if (ix.dtype != DType::i32)
-    throw Error(std::string("select: the index tensor must be i32, not ") + dtype_name(ix.dtype));
+    throw Error(op + ": the index tensor must be i32, not " + dtype_name(ix.dtype));
   if (axis < 0 || axis >= int(in.shape.size()))
-    throw Error("select: axis " + std::to_string(axis) + " is out of range for rank " +
+    throw Error(op + ": axis " + std::to_string(axis) + " is out of range for rank " +
                 std::to_string(in.shape.size()));
   if (ix.shape.size() != in.shape.size())
-    throw Error("select: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
+    throw Error(op + ": the index " + shape_text(index) + " and the tensor " + shape_text(x) +
                 " differ in rank");
   for (size_t i = 0; i < in.shape.size(); ++i)
-    if (int(i) != axis)
+    if (!except_axis || int(i) != axis)
       assert_equal(in.shape[i], ix.shape[i],
-                   "select: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
+                   op + ": the index " + shape_text(index) + " and the tensor " + shape_text(x) +
                        " on axis " + std::to_string(i));
+}
+
+Node Graph::select(int axis, Node x, Node index) {
+  check_index_tensor("select", axis, x, index, true);
+  const UopNode& in = nodes_[x.id];
+  const UopNode& ix = nodes_[index.id];
   UopNode n;
   n.kind = UopKind::select;
   n.axis = axis;
@@ -329,21 +336,8 @@ Node Graph::scatter(Node x, const std::vector<std::string>& shape,
 
 Node Graph::scatter(int axis, Node x, Node index, const std::string& size,
                     const std::vector<Node>& sources) {
-  const UopNode& in = checked(x, "scatter");
-  const UopNode& ix = checked(index, "scatter");
-  if (ix.dtype != DType::i32)
-    throw Error(std::string("scatter: the index tensor must be i32, not ") + dtype_name(ix.dtype));
-  if (axis < 0 || axis >= int(in.shape.size()))
-    throw Error("scatter: axis " + std::to_string(axis) + " is out of range for rank " +
-                std::to_string(in.shape.size()));
-  if (ix.shape.size() != in.shape.size())
-    throw Error("scatter: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
-                " differ in rank");
-  for (size_t i = 0; i < in.shape.size(); ++i)
-    assert_equal(in.shape[i], ix.shape[i],
-                 "scatter: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
-                     " on axis " + std::to_string(i));
-  std::vector<Index> shape = in.shape;
+  check_index_tensor("scatter", axis, x, index, false);
+  std::vector<Index> shape = nodes_[x.id].shape;
   shape[axis] = parse({size}, source_ids(sources, "scatter source"), -1, "scatter")[0];
   return scatter_expr(axis, x, index, std::move(shape));
 }
