@@ -168,14 +168,8 @@ Node Graph::reindex(Node x, const std::vector<std::string>& shape,
   if (index.size() != in.shape.size())
     throw Error("reindex: " + std::to_string(index.size()) +
                 " index expressions given for a tensor of rank " + std::to_string(in.shape.size()));
-  UopNode n;
-  n.kind = UopKind::reindex;
-  n.dtype = in.dtype;
-  n.operands = {x.id};
-  n.fill = fill;
-  n.shape = parse(shape, src, -1, "reindex");
-  n.index = parse(index, src, int(shape.size()), "reindex");
-  return Node{add(std::move(n))};
+  std::vector<Index> s = parse(shape, src, -1, "reindex");
+  return reindex_expr(x, std::move(s), parse(index, src, int(shape.size()), "reindex"), fill);
 }
 
 Node Graph::iota(const std::vector<std::string>& shape, const std::string& value,
@@ -184,12 +178,8 @@ Node Graph::iota(const std::vector<std::string>& shape, const std::string& value
   if (shape.size() > size_t(kMaxRank))
     throw Error("iota: rank " + std::to_string(shape.size()) + " is above " +
                 std::to_string(kMaxRank));
-  UopNode n;
-  n.kind = UopKind::iota;
-  n.dtype = dtype;
-  n.shape = parse(shape, src, -1, "iota");
-  n.index = parse({value}, src, int(shape.size()), "iota");
-  return Node{add(std::move(n))};
+  std::vector<Index> s = parse(shape, src, -1, "iota");
+  return iota_expr(std::move(s), parse({value}, src, int(shape.size()), "iota")[0], dtype);
 }
 
 Node Graph::cast(Node x, DType dtype) {
