@@ -79,13 +79,10 @@ Node Graph::input(const std::string& name, int rank, DType dtype) {
   for (auto& n : nodes_)
     if (n.kind == UopKind::input && n.name == name)
       throw Error("input: '" + name + "' is declared twice");
-  UopNode n;
-  n.kind = UopKind::input;
-  n.name = name;
-  n.dtype = dtype;
-  int id = int(nodes_.size());
-  for (int a = 0; a < rank; ++a) n.shape.push_back(idx::dim(id, a));
-  return Node{add(std::move(n))};
+  std::vector<Index> shape;
+  for (int a = 0; a < rank; ++a) shape.push_back(idx::dim(int(nodes_.size()), a));
+  return Node{
+      add({.kind = UopKind::input, .dtype = dtype, .shape = std::move(shape), .name = name})};
 }
 
 std::string Graph::index_text(const Index& e) const {
@@ -185,25 +182,18 @@ Node Graph::iota(const std::vector<std::string>& shape, const std::string& value
 Node Graph::cast(Node x, DType dtype) {
   const UopNode& in = checked(x, "cast");
   if (in.dtype == dtype) return x;
-  UopNode n;
-  n.kind = UopKind::cast;
-  n.dtype = dtype;
-  n.shape = in.shape;
-  n.operands = {x.id};
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::cast, .dtype = dtype, .shape = in.shape, .operands = {x.id}})};
 }
 
 Node Graph::unary(UnaryOp op, Node x) {
   const UopNode& in = checked(x, "unary");
   if (in.dtype == DType::i32 && op != UnaryOp::neg && op != UnaryOp::abs && op != UnaryOp::floor)
     throw Error(std::string("unary ") + op_name(op) + ": needs a float input, not i32 (cast it)");
-  UopNode n;
-  n.kind = UopKind::unary;
-  n.uop = op;
-  n.dtype = in.dtype;
-  n.shape = in.shape;
-  n.operands = {x.id};
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::unary,
+                   .dtype = in.dtype,
+                   .shape = in.shape,
+                   .operands = {x.id},
+                   .uop = op})};
 }
 
 Node Graph::binary(BinaryOp op, Node x, Node y) {
@@ -220,13 +210,11 @@ Node Graph::binary(BinaryOp op, Node x, Node y) {
     assert_equal(a.shape[i], b.shape[i],
                  what + ": shapes " + shape_text(x) + " and " + shape_text(y) + " on axis " +
                      std::to_string(i));
-  UopNode n;
-  n.kind = UopKind::binary;
-  n.bop = op;
-  n.dtype = a.dtype;
-  n.shape = a.shape;
-  n.operands = {x.id, y.id};
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::binary,
+                   .dtype = a.dtype,
+                   .shape = a.shape,
+                   .operands = {x.id, y.id},
+                   .bop = op})};
 }
 
 Node Graph::ternary(Node cond, Node x, Node y) {
@@ -245,12 +233,10 @@ Node Graph::ternary(Node cond, Node x, Node y) {
     assert_equal(c.shape[i], a.shape[i], ctx);
     assert_equal(a.shape[i], b.shape[i], ctx);
   }
-  UopNode n;
-  n.kind = UopKind::ternary;
-  n.dtype = a.dtype;
-  n.shape = a.shape;
-  n.operands = {cond.id, x.id, y.id};
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::ternary,
+                   .dtype = a.dtype,
+                   .shape = a.shape,
+                   .operands = {cond.id, x.id, y.id}})};
 }
 
 Node Graph::reduce(ReduceOp op, std::vector<int> axes, Node x) {
@@ -266,15 +252,14 @@ Node Graph::reduce(ReduceOp op, std::vector<int> axes, Node x) {
   }
   if ((is_arg_reduce(op) || op == ReduceOp::mean) && in.dtype == DType::i32)
     throw Error(what + ": needs a float input, not i32 (cast it)");
-  UopNode n;
-  n.kind = UopKind::reduce;
-  n.rop = op;
-  n.axes = axes;
-  n.dtype = is_arg_reduce(op) ? DType::i32 : in.dtype;
-  n.shape = in.shape;
-  for (int a : axes) n.shape[a] = idx::constant(1);
-  n.operands = {x.id};
-  return Node{add(std::move(n))};
+  std::vector<Index> shape = in.shape;
+  for (int a : axes) shape[a] = idx::constant(1);
+  return Node{add({.kind = UopKind::reduce,
+                   .dtype = is_arg_reduce(op) ? DType::i32 : in.dtype,
+                   .shape = std::move(shape),
+                   .operands = {x.id},
+                   .rop = op,
+                   .axes = std::move(axes)})};
 }
 
 void Graph::check_index_tensor(const char* what, int axis, Node x, Node index, bool except_axis) {
@@ -298,15 +283,11 @@ void Graph::check_index_tensor(const char* what, int axis, Node x, Node index, b
 
 Node Graph::select(int axis, Node x, Node index) {
   check_index_tensor("select", axis, x, index, true);
-  const UopNode& in = nodes_[x.id];
-  const UopNode& ix = nodes_[index.id];
-  UopNode n;
-  n.kind = UopKind::select;
-  n.axis = axis;
-  n.dtype = in.dtype;
-  n.shape = ix.shape;
-  n.operands = {x.id, index.id};
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::select,
+                   .dtype = nodes_[x.id].dtype,
+                   .shape = nodes_[index.id].shape,
+                   .operands = {x.id, index.id},
+                   .axis = axis})};
 }
 
 Node Graph::scatter(Node x, const std::vector<std::string>& shape,
@@ -344,48 +325,40 @@ Node Graph::input_shaped(const std::string& name, std::vector<Index> shape, DTyp
 Node Graph::reindex_expr(Node x, std::vector<Index> shape, std::vector<Index> index, double fill) {
   const UopNode& in = checked(x, "reindex");
   UOPS_ASSERT(index.size() == in.shape.size(), "reindex: an index per axis of its operand");
-  UopNode n;
-  n.kind = UopKind::reindex;
-  n.dtype = in.dtype;
-  n.operands = {x.id};
-  n.fill = fill;
-  n.shape = std::move(shape);
-  n.index = std::move(index);
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::reindex,
+                   .dtype = in.dtype,
+                   .shape = std::move(shape),
+                   .operands = {x.id},
+                   .index = std::move(index),
+                   .fill = fill})};
 }
 
 Node Graph::iota_expr(std::vector<Index> shape, Index value, DType dtype) {
-  UopNode n;
-  n.kind = UopKind::iota;
-  n.dtype = dtype;
-  n.shape = std::move(shape);
-  n.index = {std::move(value)};
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::iota,
+                   .dtype = dtype,
+                   .shape = std::move(shape),
+                   .index = {std::move(value)}})};
 }
 
 Node Graph::scatter_expr(Node x, std::vector<Index> shape, std::vector<Index> index) {
   const UopNode& in = checked(x, "scatter");
   UOPS_ASSERT(index.size() == shape.size(), "scatter: an index per axis of its result");
-  UopNode n;
-  n.kind = UopKind::scatter;
-  n.dtype = in.dtype;
-  n.operands = {x.id};
-  n.shape = std::move(shape);
-  n.index = std::move(index);
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::scatter,
+                   .dtype = in.dtype,
+                   .shape = std::move(shape),
+                   .operands = {x.id},
+                   .index = std::move(index)})};
 }
 
 Node Graph::scatter_expr(int axis, Node x, Node index, std::vector<Index> shape) {
   const UopNode& in = checked(x, "scatter");
   checked(index, "scatter");
   UOPS_ASSERT(shape.size() == in.shape.size(), "scatter: a result of its operand's rank");
-  UopNode n;
-  n.kind = UopKind::scatter;
-  n.dtype = in.dtype;
-  n.operands = {x.id, index.id};
-  n.axis = axis;
-  n.shape = std::move(shape);
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::scatter,
+                   .dtype = in.dtype,
+                   .shape = std::move(shape),
+                   .operands = {x.id, index.id},
+                   .axis = axis})};
 }
 
 Graph Graph::without_outputs() const {
