@@ -21,6 +21,13 @@ bool valid_name(const std::string& s) {
   });
 }
 
+// A result of a rank above kMaxRank is refused, as input() refuses such an input.
+void check_rank(size_t rank, const char* what) {
+  if (rank > size_t(kMaxRank))
+    throw Error(std::string(what) + ": rank " + std::to_string(rank) + " is above " +
+                std::to_string(kMaxRank));
+}
+
 }  // namespace
 
 const char* uop_kind_name(UopKind k) {
@@ -159,9 +166,7 @@ Node Graph::reindex(Node x, const std::vector<std::string>& shape,
   const UopNode& in = checked(x, "reindex");
   std::vector<int> src =
       source_ids(sources.empty() ? std::vector<Node>{x} : sources, "reindex source");
-  if (shape.size() > size_t(kMaxRank))
-    throw Error("reindex: rank " + std::to_string(shape.size()) + " is above " +
-                std::to_string(kMaxRank));
+  check_rank(shape.size(), "reindex");
   if (index.size() != in.shape.size())
     throw Error("reindex: " + std::to_string(index.size()) +
                 " index expressions given for a tensor of rank " + std::to_string(in.shape.size()));
@@ -172,9 +177,7 @@ Node Graph::reindex(Node x, const std::vector<std::string>& shape,
 Node Graph::iota(const std::vector<std::string>& shape, const std::string& value,
                  const std::vector<Node>& sources, DType dtype) {
   std::vector<int> src = source_ids(sources, "iota source");
-  if (shape.size() > size_t(kMaxRank))
-    throw Error("iota: rank " + std::to_string(shape.size()) + " is above " +
-                std::to_string(kMaxRank));
+  check_rank(shape.size(), "iota");
   std::vector<Index> s = parse(shape, src, -1, "iota");
   return iota_expr(std::move(s), parse({value}, src, int(shape.size()), "iota")[0], dtype);
 }
@@ -295,9 +298,7 @@ Node Graph::scatter(Node x, const std::vector<std::string>& shape,
   const UopNode& in = checked(x, "scatter");
   std::vector<int> src =
       source_ids(sources.empty() ? std::vector<Node>{x} : sources, "scatter source");
-  if (shape.size() > size_t(kMaxRank))
-    throw Error("scatter: rank " + std::to_string(shape.size()) + " is above " +
-                std::to_string(kMaxRank));
+  check_rank(shape.size(), "scatter");
   if (index.size() != shape.size())
     throw Error("scatter: " + std::to_string(index.size()) +
                 " index expressions given for a result of rank " + std::to_string(shape.size()));
