@@ -21,6 +21,13 @@ bool valid_name(const std::string& s) {
   });
 }
 
+// A result of a rank above kMaxRank is refused, as input() refuses such an input.
+void check_rank(size_t rank, const char* what) {
+  if (rank > size_t(kMaxRank))
+    throw Error(std::string(what) + ": rank " + std::to_string(rank) + " is above " +
+                std::to_string(kMaxRank));
+}
+
 }  // namespace
 
 const char* uop_kind_name(UopKind k) {
@@ -79,13 +86,10 @@ Node Graph::input(const std::string& name, int rank, DType dtype) {
   for (auto& n : nodes_)
     if (n.kind == UopKind::input && n.name == name)
       throw Error("input: '" + name + "' is declared twice");
-  UopNode n;
-  n.kind = UopKind::input;
-  n.name = name;
-  n.dtype = dtype;
-  int id = int(nodes_.size());
-  for (int a = 0; a < rank; ++a) n.shape.push_back(idx::dim(id, a));
-  return Node{add(std::move(n))};
+  std::vector<Index> shape;
+  for (int a = 0; a < rank; ++a) shape.push_back(idx::dim(int(nodes_.size()), a));
+  return Node{
+      add({.kind = UopKind::input, .dtype = dtype, .shape = std::move(shape), .name = name})};
 }
 
 std::string Graph::index_text(const Index& e) const {
@@ -162,58 +166,37 @@ Node Graph::reindex(Node x, const std::vector<std::string>& shape,
   const UopNode& in = checked(x, "reindex");
   std::vector<int> src =
       source_ids(sources.empty() ? std::vector<Node>{x} : sources, "reindex source");
-  if (shape.size() > size_t(kMaxRank))
-    throw Error("reindex: rank " + std::to_string(shape.size()) + " is above " +
-                std::to_string(kMaxRank));
+  check_rank(shape.size(), "reindex");
   if (index.size() != in.shape.size())
     throw Error("reindex: " + std::to_string(index.size()) +
                 " index expressions given for a tensor of rank " + std::to_string(in.shape.size()));
-  UopNode n;
-  n.kind = UopKind::reindex;
-  n.dtype = in.dtype;
-  n.operands = {x.id};
-  n.fill = fill;
-  n.shape = parse(shape, src, -1, "reindex");
-  n.index = parse(index, src, int(shape.size()), "reindex");
-  return Node{add(std::move(n))};
+  std::vector<Index> s = parse(shape, src, -1, "reindex");
+  return reindex_expr(x, std::move(s), parse(index, src, int(shape.size()), "reindex"), fill);
 }
 
 Node Graph::iota(const std::vector<std::string>& shape, const std::string& value,
                  const std::vector<Node>& sources, DType dtype) {
   std::vector<int> src = source_ids(sources, "iota source");
-  if (shape.size() > size_t(kMaxRank))
-    throw Error("iota: rank " + std::to_string(shape.size()) + " is above " +
-                std::to_string(kMaxRank));
-  UopNode n;
-  n.kind = UopKind::iota;
-  n.dtype = dtype;
-  n.shape = parse(shape, src, -1, "iota");
-  n.index = parse({value}, src, int(shape.size()), "iota");
-  return Node{add(std::move(n))};
+  check_rank(shape.size(), "iota");
+  std::vector<Index> s = parse(shape, src, -1, "iota");
+  return iota_expr(std::move(s), parse({value}, src, int(shape.size()), "iota")[0], dtype);
 }
 
 Node Graph::cast(Node x, DType dtype) {
   const UopNode& in = checked(x, "cast");
   if (in.dtype == dtype) return x;
-  UopNode n;
-  n.kind = UopKind::cast;
-  n.dtype = dtype;
-  n.shape = in.shape;
-  n.operands = {x.id};
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::cast, .dtype = dtype, .shape = in.shape, .operands = {x.id}})};
 }
 
 Node Graph::unary(UnaryOp op, Node x) {
   const UopNode& in = checked(x, "unary");
   if (in.dtype == DType::i32 && op != UnaryOp::neg && op != UnaryOp::abs && op != UnaryOp::floor)
     throw Error(std::string("unary ") + op_name(op) + ": needs a float input, not i32 (cast it)");
-  UopNode n;
-  n.kind = UopKind::unary;
-  n.uop = op;
-  n.dtype = in.dtype;
-  n.shape = in.shape;
-  n.operands = {x.id};
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::unary,
+                   .dtype = in.dtype,
+                   .shape = in.shape,
+                   .operands = {x.id},
+                   .uop = op})};
 }
 
 Node Graph::binary(BinaryOp op, Node x, Node y) {
@@ -230,13 +213,11 @@ Node Graph::binary(BinaryOp op, Node x, Node y) {
     assert_equal(a.shape[i], b.shape[i],
                  what + ": shapes " + shape_text(x) + " and " + shape_text(y) + " on axis " +
                      std::to_string(i));
-  UopNode n;
-  n.kind = UopKind::binary;
-  n.bop = op;
-  n.dtype = a.dtype;
-  n.shape = a.shape;
-  n.operands = {x.id, y.id};
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::binary,
+                   .dtype = a.dtype,
+                   .shape = a.shape,
+                   .operands = {x.id, y.id},
+                   .bop = op})};
 }
 
 Node Graph::ternary(Node cond, Node x, Node y) {
@@ -255,12 +236,10 @@ Node Graph::ternary(Node cond, Node x, Node y) {
     assert_equal(c.shape[i], a.shape[i], ctx);
     assert_equal(a.shape[i], b.shape[i], ctx);
   }
-  UopNode n;
-  n.kind = UopKind::ternary;
-  n.dtype = a.dtype;
-  n.shape = a.shape;
-  n.operands = {cond.id, x.id, y.id};
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::ternary,
+                   .dtype = a.dtype,
+                   .shape = a.shape,
+                   .operands = {cond.id, x.id, y.id}})};
 }
 
 Node Graph::reduce(ReduceOp op, std::vector<int> axes, Node x) {
@@ -276,40 +255,42 @@ Node Graph::reduce(ReduceOp op, std::vector<int> axes, Node x) {
   }
   if ((is_arg_reduce(op) || op == ReduceOp::mean) && in.dtype == DType::i32)
     throw Error(what + ": needs a float input, not i32 (cast it)");
-  UopNode n;
-  n.kind = UopKind::reduce;
-  n.rop = op;
-  n.axes = axes;
-  n.dtype = is_arg_reduce(op) ? DType::i32 : in.dtype;
-  n.shape = in.shape;
-  for (int a : axes) n.shape[a] = idx::constant(1);
-  n.operands = {x.id};
-  return Node{add(std::move(n))};
+  std::vector<Index> shape = in.shape;
+  for (int a : axes) shape[a] = idx::constant(1);
+  return Node{add({.kind = UopKind::reduce,
+                   .dtype = is_arg_reduce(op) ? DType::i32 : in.dtype,
+                   .shape = std::move(shape),
+                   .operands = {x.id},
+                   .rop = op,
+                   .axes = std::move(axes)})};
+}
+
+void Graph::check_index_tensor(const char* what, int axis, Node x, Node index, bool except_axis) {
+  const UopNode& in = checked(x, what);
+  const UopNode& ix = checked(index, what);
+  const std::string op = what;
+  if (ix.dtype != DType::i32)
+    throw Error(op + ": the index tensor must be i32, not " + dtype_name(ix.dtype));
+  if (axis < 0 || axis >= int(in.shape.size()))
+    throw Error(op + ": axis " + std::to_string(axis) + " is out of range for rank " +
+                std::to_string(in.shape.size()));
+  if (ix.shape.size() != in.shape.size())
+    throw Error(op + ": the index " + shape_text(index) + " and the tensor " + shape_text(x) +
+                " differ in rank");
+  for (size_t i = 0; i < in.shape.size(); ++i)
+    if (!except_axis || int(i) != axis)
+      assert_equal(in.shape[i], ix.shape[i],
+                   op + ": the index " + shape_text(index) + " and the tensor " + shape_text(x) +
+                       " on axis " + std::to_string(i));
 }
 
 Node Graph::select(int axis, Node x, Node index) {
-  const UopNode& in = checked(x, "select");
-  const UopNode& ix = checked(index, "select");
-  if (ix.dtype != DType::i32)
-    throw Error(std::string("select: the index tensor must be i32, not ") + dtype_name(ix.dtype));
-  if (axis < 0 || axis >= int(in.shape.size()))
-    throw Error("select: axis " + std::to_string(axis) + " is out of range for rank " +
-                std::to_string(in.shape.size()));
-  if (ix.shape.size() != in.shape.size())
-    throw Error("select: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
-                " differ in rank");
-  for (size_t i = 0; i < in.shape.size(); ++i)
-    if (int(i) != axis)
-      assert_equal(in.shape[i], ix.shape[i],
-                   "select: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
-                       " on axis " + std::to_string(i));
-  UopNode n;
-  n.kind = UopKind::select;
-  n.axis = axis;
-  n.dtype = in.dtype;
-  n.shape = ix.shape;
-  n.operands = {x.id, index.id};
-  return Node{add(std::move(n))};
+  check_index_tensor("select", axis, x, index, true);
+  return Node{add({.kind = UopKind::select,
+                   .dtype = nodes_[x.id].dtype,
+                   .shape = nodes_[index.id].shape,
+                   .operands = {x.id, index.id},
+                   .axis = axis})};
 }
 
 Node Graph::scatter(Node x, const std::vector<std::string>& shape,
@@ -317,9 +298,7 @@ Node Graph::scatter(Node x, const std::vector<std::string>& shape,
   const UopNode& in = checked(x, "scatter");
   std::vector<int> src =
       source_ids(sources.empty() ? std::vector<Node>{x} : sources, "scatter source");
-  if (shape.size() > size_t(kMaxRank))
-    throw Error("scatter: rank " + std::to_string(shape.size()) + " is above " +
-                std::to_string(kMaxRank));
+  check_rank(shape.size(), "scatter");
   if (index.size() != shape.size())
     throw Error("scatter: " + std::to_string(index.size()) +
                 " index expressions given for a result of rank " + std::to_string(shape.size()));
@@ -329,21 +308,8 @@ Node Graph::scatter(Node x, const std::vector<std::string>& shape,
 
 Node Graph::scatter(int axis, Node x, Node index, const std::string& size,
                     const std::vector<Node>& sources) {
-  const UopNode& in = checked(x, "scatter");
-  const UopNode& ix = checked(index, "scatter");
-  if (ix.dtype != DType::i32)
-    throw Error(std::string("scatter: the index tensor must be i32, not ") + dtype_name(ix.dtype));
-  if (axis < 0 || axis >= int(in.shape.size()))
-    throw Error("scatter: axis " + std::to_string(axis) + " is out of range for rank " +
-                std::to_string(in.shape.size()));
-  if (ix.shape.size() != in.shape.size())
-    throw Error("scatter: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
-                " differ in rank");
-  for (size_t i = 0; i < in.shape.size(); ++i)
-    assert_equal(in.shape[i], ix.shape[i],
-                 "scatter: the index " + shape_text(index) + " and the tensor " + shape_text(x) +
-                     " on axis " + std::to_string(i));
-  std::vector<Index> shape = in.shape;
+  check_index_tensor("scatter", axis, x, index, false);
+  std::vector<Index> shape = nodes_[x.id].shape;
   shape[axis] = parse({size}, source_ids(sources, "scatter source"), -1, "scatter")[0];
   return scatter_expr(axis, x, index, std::move(shape));
 }
@@ -360,48 +326,40 @@ Node Graph::input_shaped(const std::string& name, std::vector<Index> shape, DTyp
 Node Graph::reindex_expr(Node x, std::vector<Index> shape, std::vector<Index> index, double fill) {
   const UopNode& in = checked(x, "reindex");
   UOPS_ASSERT(index.size() == in.shape.size(), "reindex: an index per axis of its operand");
-  UopNode n;
-  n.kind = UopKind::reindex;
-  n.dtype = in.dtype;
-  n.operands = {x.id};
-  n.fill = fill;
-  n.shape = std::move(shape);
-  n.index = std::move(index);
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::reindex,
+                   .dtype = in.dtype,
+                   .shape = std::move(shape),
+                   .operands = {x.id},
+                   .index = std::move(index),
+                   .fill = fill})};
 }
 
 Node Graph::iota_expr(std::vector<Index> shape, Index value, DType dtype) {
-  UopNode n;
-  n.kind = UopKind::iota;
-  n.dtype = dtype;
-  n.shape = std::move(shape);
-  n.index = {std::move(value)};
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::iota,
+                   .dtype = dtype,
+                   .shape = std::move(shape),
+                   .index = {std::move(value)}})};
 }
 
 Node Graph::scatter_expr(Node x, std::vector<Index> shape, std::vector<Index> index) {
   const UopNode& in = checked(x, "scatter");
   UOPS_ASSERT(index.size() == shape.size(), "scatter: an index per axis of its result");
-  UopNode n;
-  n.kind = UopKind::scatter;
-  n.dtype = in.dtype;
-  n.operands = {x.id};
-  n.shape = std::move(shape);
-  n.index = std::move(index);
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::scatter,
+                   .dtype = in.dtype,
+                   .shape = std::move(shape),
+                   .operands = {x.id},
+                   .index = std::move(index)})};
 }
 
 Node Graph::scatter_expr(int axis, Node x, Node index, std::vector<Index> shape) {
   const UopNode& in = checked(x, "scatter");
   checked(index, "scatter");
   UOPS_ASSERT(shape.size() == in.shape.size(), "scatter: a result of its operand's rank");
-  UopNode n;
-  n.kind = UopKind::scatter;
-  n.dtype = in.dtype;
-  n.operands = {x.id, index.id};
-  n.axis = axis;
-  n.shape = std::move(shape);
-  return Node{add(std::move(n))};
+  return Node{add({.kind = UopKind::scatter,
+                   .dtype = in.dtype,
+                   .shape = std::move(shape),
+                   .operands = {x.id, index.id},
+                   .axis = axis})};
 }
 
 Graph Graph::without_outputs() const {

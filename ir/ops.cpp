@@ -1,5 +1,6 @@
 #include "uops/ir/ops.h"
 
+#include <iterator>
 #include <limits>
 
 #include "uops/error.h"
@@ -12,6 +13,9 @@ constexpr const char* kUnary[] = {"neg",   "abs",  "exp",     "log", "sqrt", "rs
                                   "recip", "tanh", "sigmoid", "sin", "cos",  "floor"};
 constexpr const char* kBinary[] = {"add", "sub", "mul", "div", "pow", "max",
                                    "min", "eq",  "ne",  "lt",  "le"};
+constexpr const char* kBinarySymbol[] = {"+",     "-",  "*",  "/", nullptr, nullptr,
+                                         nullptr, "==", "!=", "<", "<="};
+static_assert(std::size(kBinarySymbol) == std::size(kBinary));
 constexpr const char* kReduce[] = {"sum", "prod", "mean", "max", "min", "argmax", "argmin"};
 
 template <typename Op, size_t N>
@@ -32,6 +36,9 @@ const char* op_name(UnaryOp op) {
 }
 const char* op_name(BinaryOp op) {
   return kBinary[static_cast<int>(op)];
+}
+const char* op_symbol(BinaryOp op) {
+  return kBinarySymbol[static_cast<int>(op)];
 }
 const char* op_name(ReduceOp op) {
   return kReduce[static_cast<int>(op)];

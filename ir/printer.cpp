@@ -58,40 +58,11 @@ void print_value(const Program& p, const Value& v, std::string& out) {
       print_value(p, v->a, out);
       out += ")";
       return;
-    case ValueKind::Binary: {
-      const char* infix = nullptr;
-      switch (v->bop) {
-        case BinaryOp::add:
-          infix = " + ";
-          break;
-        case BinaryOp::sub:
-          infix = " - ";
-          break;
-        case BinaryOp::mul:
-          infix = " * ";
-          break;
-        case BinaryOp::div:
-          infix = " / ";
-          break;
-        case BinaryOp::eq:
-          infix = " == ";
-          break;
-        case BinaryOp::ne:
-          infix = " != ";
-          break;
-        case BinaryOp::lt:
-          infix = " < ";
-          break;
-        case BinaryOp::le:
-          infix = " <= ";
-          break;
-        default:
-          break;
-      }
-      if (infix) {
+    case ValueKind::Binary:
+      if (const char* symbol = op_symbol(v->bop)) {
         out += "(";
         print_value(p, v->a, out);
-        out += infix;
+        out += std::string(" ") + symbol + " ";
         print_value(p, v->b, out);
         out += ")";
       } else {
@@ -102,7 +73,6 @@ void print_value(const Program& p, const Value& v, std::string& out) {
         out += ")";
       }
       return;
-    }
     case ValueKind::Ternary:
       out += "(";
       print_value(p, v->a, out);

@@ -11,60 +11,36 @@ Value make(ValueNode n) {
 namespace val {
 
 Value constant(double v) {
-  ValueNode n;
-  n.kind = ValueKind::Const;
-  n.constant = v;
-  return make(std::move(n));
+  return make({.kind = ValueKind::Const, .constant = v});
 }
 
 Value load(int tensor, std::vector<Index> index, double fill, bool checked) {
-  ValueNode n;
-  n.kind = ValueKind::Load;
-  n.tensor = tensor;
-  n.index = std::move(index);
-  n.fill = fill;
-  n.checked = checked;
-  return make(std::move(n));
+  return make({.kind = ValueKind::Load,
+               .tensor = tensor,
+               .index = std::move(index),
+               .fill = fill,
+               .checked = checked});
 }
 
 Value carried(int id) {
-  ValueNode n;
-  n.kind = ValueKind::Carried;
-  n.carried = id;
-  return make(std::move(n));
+  return make({.kind = ValueKind::Carried, .carried = id});
 }
 
 Value index(Index e) {
-  ValueNode n;
-  n.kind = ValueKind::IndexValue;
-  n.ivalue = std::move(e);
-  return make(std::move(n));
+  return make({.kind = ValueKind::IndexValue, .ivalue = std::move(e)});
 }
 
 Value unary(UnaryOp op, Value a) {
-  ValueNode n;
-  n.kind = ValueKind::Unary;
-  n.uop = op;
-  n.a = std::move(a);
-  return make(std::move(n));
+  return make({.kind = ValueKind::Unary, .uop = op, .a = std::move(a)});
 }
 
 Value binary(BinaryOp op, Value a, Value b) {
-  ValueNode n;
-  n.kind = ValueKind::Binary;
-  n.bop = op;
-  n.a = std::move(a);
-  n.b = std::move(b);
-  return make(std::move(n));
+  return make({.kind = ValueKind::Binary, .bop = op, .a = std::move(a), .b = std::move(b)});
 }
 
 Value ternary(Value cond, Value a, Value b) {
-  ValueNode n;
-  n.kind = ValueKind::Ternary;
-  n.a = std::move(cond);
-  n.b = std::move(a);
-  n.c = std::move(b);
-  return make(std::move(n));
+  return make(
+      {.kind = ValueKind::Ternary, .a = std::move(cond), .b = std::move(a), .c = std::move(b)});
 }
 
 }  // namespace val

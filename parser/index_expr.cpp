@@ -46,50 +46,30 @@ bool fold(IndexKind k, int64_t a, int64_t b, int64_t* out) {
 namespace idx {
 
 Index constant(int64_t v) {
-  IndexNode n;
-  n.kind = IndexKind::Const;
-  n.constant = v;
-  return make(std::move(n));
+  return make({.kind = IndexKind::Const, .constant = v});
 }
 
 Index var(int v) {
-  IndexNode n;
-  n.kind = IndexKind::Var;
-  n.var = v;
-  return make(std::move(n));
+  return make({.kind = IndexKind::Var, .var = v});
 }
 
 Index dim(int tensor, int axis) {
-  IndexNode n;
-  n.kind = IndexKind::Dim;
-  n.tensor = tensor;
-  n.axis = axis;
-  return make(std::move(n));
+  return make({.kind = IndexKind::Dim, .tensor = tensor, .axis = axis});
 }
 
 Index param(const std::string& name) {
-  IndexNode n;
-  n.kind = IndexKind::Param;
-  n.name = name;
-  return make(std::move(n));
+  return make({.kind = IndexKind::Param, .name = name});
 }
 
 Index data(int tensor, std::vector<Index> args) {
-  IndexNode n;
-  n.kind = IndexKind::Data;
-  n.tensor = tensor;
-  n.args = std::move(args);
-  return make(std::move(n));
+  return make({.kind = IndexKind::Data, .tensor = tensor, .args = std::move(args)});
 }
 
 Index neg(Index a) {
   int64_t v;
   if (is_const(a, &v) && v != INT64_MIN) return constant(-v);
   if (a->kind == IndexKind::Neg) return a->a;
-  IndexNode n;
-  n.kind = IndexKind::Neg;
-  n.a = std::move(a);
-  return make(std::move(n));
+  return make({.kind = IndexKind::Neg, .a = std::move(a)});
 }
 
 Index binary(IndexKind kind, Index a, Index b) {
@@ -130,11 +110,7 @@ Index binary(IndexKind kind, Index a, Index b) {
     default:
       break;
   }
-  IndexNode n;
-  n.kind = kind;
-  n.a = std::move(a);
-  n.b = std::move(b);
-  return make(std::move(n));
+  return make({.kind = kind, .a = std::move(a), .b = std::move(b)});
 }
 
 Index add(Index a, Index b) {

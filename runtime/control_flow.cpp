@@ -23,11 +23,16 @@ void add_accesses(const Graph& graph, Node& node) {
   }
 }
 
-// The loop and the branch choice, shared by the CPU and CUDA variants.
-template <typename Executor>
-std::function<void()> while_loop(std::string name, std::function<bool()> keep_going,
-                                 std::shared_ptr<Executor> executor, std::size_t max_iterations) {
-  return [name = std::move(name), executor, keep_going = std::move(keep_going), max_iterations] {
+// The loop and the branch choice, shared by the CPU and CUDA variants: each adds the accesses
+// of its graphs to `node` and runs each graph on an Executor of its own (held by shared_ptr: a
+// Node's kernel must be copyable, an executor is not).
+template <typename Executor, typename Options>
+std::function<void()> while_loop(Node& node, std::function<bool()> keep_going, Graph body,
+                                 std::size_t max_iterations, const Options& options) {
+  if (!keep_going) throw Error("while node '" + node.name + "' has no condition");
+  add_accesses(body, node);
+  auto executor = std::make_shared<Executor>(std::move(body), options);
+  return [name = node.name, executor, keep_going = std::move(keep_going), max_iterations] {
     for (std::size_t i = 0; keep_going(); ++i) {
       if (i == max_iterations) {
         throw Error("while node '" + name + "' ran " + std::to_string(max_iterations) +
@@ -38,10 +43,16 @@ std::function<void()> while_loop(std::string name, std::function<bool()> keep_go
   };
 }
 
-template <typename Executor>
-std::function<void()> case_branch(std::string name, std::function<std::size_t()> select,
-                                  std::vector<std::shared_ptr<Executor>> executors) {
-  return [name = std::move(name), executors = std::move(executors), select = std::move(select)] {
+template <typename Executor, typename Options>
+std::function<void()> case_branch(Node& node, std::function<std::size_t()> select,
+                                  std::vector<Graph> branches, const Options& options) {
+  if (!select) throw Error("case node '" + node.name + "' has no selector");
+  std::vector<std::shared_ptr<Executor>> executors;
+  for (Graph& branch : branches) {
+    add_accesses(branch, node);
+    executors.push_back(std::make_shared<Executor>(std::move(branch), options));
+  }
+  return [name = node.name, executors = std::move(executors), select = std::move(select)] {
     const std::size_t i = select();
     if (i >= executors.size()) {
       throw Error("case node '" + name + "' selected branch " + std::to_string(i) + " of " +
@@ -67,49 +78,32 @@ CudaKernel on_host(std::function<void()> decide) {
 
 Node while_node(std::string name, BufferId condition, std::function<bool()> keep_going, Graph body,
                 std::size_t max_iterations, CpuExecutorOptions options) {
-  if (!keep_going) throw Error("while node '" + name + "' has no condition");
-  Node node{name, {}, {}, {condition}, {}, {}};
-  add_accesses(body, node);
-  // shared_ptr: a Node's kernel must be copyable, an executor is not.
-  node.cpu = while_loop(name, std::move(keep_going),
-                        std::make_shared<CpuExecutor>(std::move(body), options), max_iterations);
+  Node node{std::move(name), {}, {}, {condition}, {}, {}};
+  node.cpu = while_loop<CpuExecutor>(node, std::move(keep_going), std::move(body), max_iterations,
+                                     options);
   return node;
 }
 
 Node case_node(std::string name, BufferId selector, std::function<std::size_t()> select,
                std::vector<Graph> branches, CpuExecutorOptions options) {
-  if (!select) throw Error("case node '" + name + "' has no selector");
-  Node node{name, {}, {}, {selector}, {}, {}};
-  std::vector<std::shared_ptr<CpuExecutor>> executors;
-  for (Graph& branch : branches) {
-    add_accesses(branch, node);
-    executors.push_back(std::make_shared<CpuExecutor>(std::move(branch), options));
-  }
-  node.cpu = case_branch(name, std::move(select), std::move(executors));
+  Node node{std::move(name), {}, {}, {selector}, {}, {}};
+  node.cpu = case_branch<CpuExecutor>(node, std::move(select), std::move(branches), options);
   return node;
 }
 
 Node cuda_while_node(std::string name, BufferId condition, std::function<bool()> keep_going,
                      Graph body, std::size_t max_iterations, CudaOptions options) {
-  if (!keep_going) throw Error("while node '" + name + "' has no condition");
-  Node node{name, {}, {}, {condition}, {}, {}};
-  add_accesses(body, node);
-  node.cuda =
-      on_host(while_loop(name, std::move(keep_going),
-                         std::make_shared<CudaExecutor>(std::move(body), options), max_iterations));
+  Node node{std::move(name), {}, {}, {condition}, {}, {}};
+  node.cuda = on_host(while_loop<CudaExecutor>(node, std::move(keep_going), std::move(body),
+                                               max_iterations, options));
   return node;
 }
 
 Node cuda_case_node(std::string name, BufferId selector, std::function<std::size_t()> select,
                     std::vector<Graph> branches, CudaOptions options) {
-  if (!select) throw Error("case node '" + name + "' has no selector");
-  Node node{name, {}, {}, {selector}, {}, {}};
-  std::vector<std::shared_ptr<CudaExecutor>> executors;
-  for (Graph& branch : branches) {
-    add_accesses(branch, node);
-    executors.push_back(std::make_shared<CudaExecutor>(std::move(branch), options));
-  }
-  node.cuda = on_host(case_branch(name, std::move(select), std::move(executors)));
+  Node node{std::move(name), {}, {}, {selector}, {}, {}};
+  node.cuda =
+      on_host(case_branch<CudaExecutor>(node, std::move(select), std::move(branches), options));
   return node;
 }
 

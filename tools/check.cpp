@@ -37,15 +37,9 @@ oracle::Shapes parse_shapes(const std::vector<std::string>& items) {
     auto [name, dims] = split_assignment(item, "--shape");
     std::vector<int64_t> sizes;
     for (auto& d : split_list(dims)) {
-      size_t used = 0;
-      int64_t v = -1;
-      try {
-        v = std::stoll(d, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != d.size() || v < 0) throw Error("--shape " + item + ": '" + d + "' is not a size");
-      sizes.push_back(v);
+      std::optional<int64_t> v = parse_integer(d);
+      if (!v || *v < 0) throw Error("--shape " + item + ": '" + d + "' is not a size");
+      sizes.push_back(*v);
     }
     shapes[name] = sizes;
   }
@@ -55,18 +49,12 @@ oracle::Shapes parse_shapes(const std::vector<std::string>& items) {
 // "K/N" with 0 <= K < N.
 std::pair<int, int> parse_shard(const std::string& text) {
   size_t slash = text.find('/');
-  auto number = [&](const std::string& s) {
-    size_t used = 0;
-    long v = -1;
-    try {
-      v = std::stol(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    return used == s.size() && !s.empty() && s[0] != '-' && s[0] != '+' ? v : -1;
+  auto number = [](const std::string& s) -> int64_t {
+    std::optional<int64_t> v = parse_integer(s);
+    return v && s[0] != '-' && s[0] != '+' ? *v : -1;
   };
-  long k = slash == std::string::npos ? -1 : number(text.substr(0, slash));
-  long n = slash == std::string::npos ? -1 : number(text.substr(slash + 1));
+  int64_t k = slash == std::string::npos ? -1 : number(text.substr(0, slash));
+  int64_t n = slash == std::string::npos ? -1 : number(text.substr(slash + 1));
   if (k < 0 || n < 1 || k >= n || n > 1000000)
     throw Error("--shard " + text + ": expected K/N with 0 <= K < N (like 0/4 ... 3/4)");
   return {int(k), int(n)};

@@ -2,6 +2,7 @@
 // as uops::Error and become a one-line message and exit code 2 in main.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,8 @@ void load_op_libraries(const std::vector<std::string>& paths);
 // Shared helpers.
 Program op_program(const OpDef& op, DType dtype, bool grad);
 std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what);
+// The whole of `text` read as an integer (std::stoll's syntax), or nullopt.
+std::optional<int64_t> parse_integer(const std::string& text);
 ParamMap parse_params(const std::vector<std::string>& items);
 
 }  // namespace uops::tools

@@ -33,20 +33,25 @@ std::pair<std::string, std::string> split_assignment(const std::string& text, co
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
+std::optional<int64_t> parse_integer(const std::string& text) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size()) return std::nullopt;
+  return v;
+}
+
 ParamMap parse_params(const std::vector<std::string>& items) {
   ParamMap params;
   for (auto& item : items) {
     auto [name, value] = split_assignment(item, "--param");
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != value.size() || value.empty())
-      throw Error("--param " + item + ": '" + value + "' is not an integer");
-    if (!params.emplace(name, v).second) throw Error("--param " + name + " is given twice");
+    std::optional<int64_t> v = parse_integer(value);
+    if (!v) throw Error("--param " + item + ": '" + value + "' is not an integer");
+    if (!params.emplace(name, *v).second) throw Error("--param " + name + " is given twice");
   }
   return params;
 }

@@ -251,10 +251,7 @@ std::string KernelWriter::print_value(const Value& v, int min_prec) {
       if (op == BinaryOp::add || op == BinaryOp::sub || op == BinaryOp::mul ||
           op == BinaryOp::div) {
         prec = (op == BinaryOp::add || op == BinaryOp::sub) ? 1 : 2;
-        const char* infix = op == BinaryOp::add   ? " + "
-                            : op == BinaryOp::sub ? " - "
-                            : op == BinaryOp::mul ? " * "
-                                                  : " / ";
+        std::string infix = std::string(" ") + op_symbol(op) + " ";
         std::string b = print_value(v->b, prec + 1);
         if (b[0] == '-') b = "(" + b + ")";
         if (op == BinaryOp::div && reciprocal_division)
@@ -266,12 +263,8 @@ std::string KernelWriter::print_value(const Value& v, int min_prec) {
         s = helper(std::string(op == BinaryOp::max ? "max_value" : "min_value") + suffix) + "(" +
             print_value(v->a, 1) + ", " + print_value(v->b, 1) + ")";
       } else {
-        const char* cmp = op == BinaryOp::eq   ? " == "
-                          : op == BinaryOp::ne ? " != "
-                          : op == BinaryOp::lt ? " < "
-                                               : " <= ";
-        s = "(" + std::string(scalar()) + ")(" + print_value(v->a, 1) + cmp + print_value(v->b, 1) +
-            ")";
+        s = "(" + std::string(scalar()) + ")(" + print_value(v->a, 1) + " " + op_symbol(op) + " " +
+            print_value(v->b, 1) + ")";
       }
       break;
     }

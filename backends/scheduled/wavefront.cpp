@@ -242,11 +242,12 @@ const char* wave_mode_name(WaveMode mode) {
       return "fused";
     case WaveMode::separate:
       return "separate";
+    case WaveMode::streams:
+      return "streams";
     case WaveMode::single:
       return "single";
-    default:
-      return "streams";
   }
+  return "?";
 }
 
 struct WavefrontChain::State {

@@ -84,18 +84,19 @@ void measure_build(benchmark::State& state, AddNodes add_nodes) {
   state.counters["peak_bytes_per_node"] = peak / double(n);
 }
 
+// Every build at 10^5 and 10^6 nodes (after the sizes a registration adds itself), timed in real
+// milliseconds.
+void large_sizes(benchmark::internal::Benchmark* b) {
+  b->Arg(100'000)->Arg(1'000'000)->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
 // N nodes with no accesses and no edges.
 void BM_BuildIndependent(benchmark::State& state) {
   measure_build(state, [](GraphBuilder& b, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) b.add("k", [] {}, {}, {});
   });
 }
-BENCHMARK(BM_BuildIndependent)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildIndependent)->Arg(10'000)->Apply(large_sizes);
 
 // The shapes below are at 10^5 and 10^6 nodes: a build that is near-linear takes about ten
 // times as long for the larger one, a quadratic step a hundred times.
@@ -109,12 +110,7 @@ void BM_BuildRandomDag(benchmark::State& state) {
       b.add("k", [] {}, {buffer(rng), buffer(rng)}, {buffer(rng)});
   });
 }
-BENCHMARK(BM_BuildRandomDag)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildRandomDag)->Arg(10'000)->Apply(large_sizes);
 
 // The same over N / 10 buffers: a buffer is rewritten about every N / 10 nodes, so edges and
 // the paths that imply them span the graph.
@@ -126,11 +122,7 @@ void BM_BuildRandomDagWide(benchmark::State& state) {
       b.add("k", [] {}, {buffer(rng), buffer(rng)}, {buffer(rng)});
   });
 }
-BENCHMARK(BM_BuildRandomDagWide)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildRandomDagWide)->Apply(large_sizes);
 
 // N nodes without accesses, each after two nodes chosen at random among all earlier ones by
 // explicit edges: paths and implied edges span the whole graph.
@@ -145,11 +137,7 @@ void BM_BuildRandomEdges(benchmark::State& state) {
     }
   });
 }
-BENCHMARK(BM_BuildRandomEdges)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildRandomEdges)->Apply(large_sizes);
 
 // A chain of N nodes that all also read what the first one wrote: the first node has N
 // successors, every one of them but the second implied through the chain.
@@ -159,11 +147,7 @@ void BM_BuildOneEarlyReader(benchmark::State& state) {
     for (std::size_t i = 1; i < n; ++i) b.add("k", [] {}, {0, i}, {i + 1});
   });
 }
-BENCHMARK(BM_BuildOneEarlyReader)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildOneEarlyReader)->Apply(large_sizes);
 
 // N nodes that each write a buffer of their own and read two written by nodes among the 1,000
 // before (local edges, joins everywhere).
@@ -178,11 +162,7 @@ void BM_BuildWindow(benchmark::State& state) {
     }
   });
 }
-BENCHMARK(BM_BuildWindow)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildWindow)->Apply(large_sizes);
 
 // A stencil of N / 1,000 layers of 1,000 nodes: each reads two neighbouring cells the layer
 // before wrote and writes its own (joins everywhere, all of them local).
@@ -195,10 +175,6 @@ void BM_BuildStencil(benchmark::State& state) {
     }
   });
 }
-BENCHMARK(BM_BuildStencil)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildStencil)->Apply(large_sizes);
 
 }  // namespace

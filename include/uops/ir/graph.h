@@ -139,6 +139,9 @@ class Graph {
   std::vector<ir::Index> parse(const std::vector<std::string>& texts,
                                const std::vector<int>& sources, int rank, const std::string& what);
   std::vector<int> source_ids(const std::vector<Node>& sources, const char* what) const;
+  // What select and scatter ask of their index tensor: i32, of x's rank, `axis` one of x's, and
+  // the same size as x on every axis (but `axis` when `except_axis`).
+  void check_index_tensor(const char* what, int axis, Node x, Node index, bool except_axis);
 
   std::vector<UopNode> nodes_;
   std::vector<std::pair<std::string, int>> outputs_;

@@ -12,6 +12,9 @@ enum class ReduceOp { sum, prod, mean, max, min, argmax, argmin };
 const char* op_name(UnaryOp op);
 const char* op_name(BinaryOp op);
 const char* op_name(ReduceOp op);
+// The C operator of a binary op that is written infix ("+", "==", ...); nullptr for pow, max and
+// min, which are calls. The IR printer and the generated C and CUDA spell it alike.
+const char* op_symbol(BinaryOp op);
 
 // Parse an operator name; throws uops::Error listing the valid names.
 UnaryOp unary_op_from_name(const std::string& name);
