@@ -311,6 +311,70 @@ std::string cuda_kernel_backend(CudaTarget target, std::string* why) {
   return "cuda-emulation";
 }
 
+Implementation on_device(const OpDef& op, DeviceLaunch launch) {
+  struct State {
+    OpDef op;
+    DeviceLaunch launch;
+    std::mutex mutex;
+    std::map<DType, Program> programs;
+  };
+  auto st = std::make_shared<State>();
+  st->op = op;
+  st->launch = std::move(launch);
+  return [st](const TensorMap& inputs, const ParamMap& params) {
+    std::lock_guard lock(st->mutex);
+    std::string why;
+    std::shared_ptr<cuda::Device> device = cuda::driver_device(&why);
+    if (!device) throw Error("no CUDA device for the device-pointer implementation: " + why);
+    DType dtype = DType::f32;
+    for (auto& [name, t] : inputs)
+      if (t.dtype != DType::i32) dtype = t.dtype;
+    auto it = st->programs.find(dtype);
+    if (it == st->programs.end())
+      it = st->programs.emplace(dtype, forward_program(st->op, dtype)).first;
+    const Program& prog = it->second;
+    ir::Binding b = ir::bind(prog, inputs, params);
+    DeviceTensorMap in, outs;
+    TensorMap out;
+    std::vector<uintptr_t> buffers;
+    auto release = [&] {
+      for (uintptr_t a : buffers) device->release(a);
+    };
+    try {
+      for (size_t t = 0; t < prog.tensors.size(); ++t) {
+        const ir::TensorInfo& info = prog.tensors[t];
+        if (info.role == ir::Role::temporary) continue;
+        DeviceTensor d{info.dtype, b.shapes[t], 0};
+        if (info.role == ir::Role::input) {
+          const Tensor& src = inputs.at(info.name);
+          d.address = device->allocate(src.bytes.size(), info.name, dtype_size(info.dtype));
+          buffers.push_back(d.address);
+          device->copy_to_device(d.address, src.bytes.data(), src.bytes.size());
+          in.emplace(info.name, d);
+        } else {
+          Tensor o = Tensor::uninitialized(info.dtype, b.shapes[t]);
+          d.address = device->allocate(o.bytes.size(), info.name, dtype_size(info.dtype));
+          buffers.push_back(d.address);
+          std::vector<unsigned char> nan(o.bytes.size(), 0xff);
+          device->copy_to_device(d.address, nan.data(), nan.size());
+          outs.emplace(info.name, d);
+          out.emplace(info.name, std::move(o));
+        }
+      }
+      st->launch(in, outs, params);
+      for (auto& [name, d] : outs) {
+        Tensor& o = out.at(name);
+        device->copy_to_host(o.bytes.data(), d.address, o.bytes.size());  // synchronizes
+      }
+    } catch (...) {
+      release();
+      throw;
+    }
+    release();
+    return out;
+  };
+}
+
 Implementation cuda_kernel(const OpDef& op, const CudaKernel& kernel, CudaTarget target) {
   std::shared_ptr<Prepared> p = prepare(op, kernel, target);
   return

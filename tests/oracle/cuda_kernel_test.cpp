@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -23,8 +24,14 @@
 namespace uops::oracle {
 namespace {
 
+// $UOPS_CUDA_KERNELS_DIR, for a copy of the tests run elsewhere (a GPU machine), else the source's.
+std::string kernels_dir() {
+  const char* env = std::getenv("UOPS_CUDA_KERNELS_DIR");
+  return env && *env ? env : UOPS_CUDA_KERNELS_DIR;
+}
+
 std::string read_source(const std::string& file) {
-  std::string path = std::string(UOPS_CUDA_KERNELS_DIR) + "/" + file;
+  std::string path = kernels_dir() + "/" + file;
   std::ifstream in(path);
   if (!in) throw Error("cannot read " + path);
   std::ostringstream s;

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,5 +69,20 @@ std::string cuda_kernel_backend(CudaTarget target, std::string* why = nullptr);
 CheckReport check_cuda_kernel(const OpDef& op, const CudaKernel& kernel,
                               const CheckOptions& options = {},
                               CudaTarget target = CudaTarget::automatic);
+
+// A kernel already compiled into your own program (nvcc, a library), launched by your own code
+// on device memory uops prepares: inputs copied to the GPU, outputs allocated at the op's shapes
+// and filled with NaN bytes, then copied back after `launch` returns and the device is
+// synchronized. Addresses are CUdeviceptr values (cudaMalloc's pointers, as integers).
+struct DeviceTensor {
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;
+  unsigned long long address = 0;
+};
+using DeviceTensorMap = std::map<std::string, DeviceTensor>;
+using DeviceLaunch = std::function<void(const DeviceTensorMap& inputs,
+                                        const DeviceTensorMap& outputs, const ParamMap& params)>;
+// Needs a GPU: without one, calling the implementation is a uops::Error saying why.
+Implementation on_device(const OpDef& op, DeviceLaunch launch);
 
 }  // namespace uops::oracle
