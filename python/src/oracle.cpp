@@ -2,6 +2,10 @@
 // description, calls fn(*inputs, **params) on NumPy arrays, compares what it returns with the
 // canonical implementation, and shrinks a failure to a case that replay() reruns on the same fn.
 // The check runs with the GIL released; each call of fn takes it (callbacks.h).
+//
+// A hand-written CUDA kernel (uops/oracle/cuda_kernel.h) is an Implementation object: a C++
+// implementation that uops.check and uops.replay run as it is, with no Python in between, and
+// that Python may also call on arrays.
 #include <pybind11/stl.h>
 
 #include <optional>
@@ -10,6 +14,7 @@
 #include "bindings.h"
 #include "callbacks.h"
 #include "uops/error.h"
+#include "uops/oracle/cuda_kernel.h"
 #include "uops/oracle/harness.h"
 
 namespace uops::python {
@@ -46,9 +51,25 @@ TensorMap results(const OpDef& op, const py::object& r) {
   return out;
 }
 
-// fn(*inputs, **params) on fresh arrays: fn may keep or modify them without touching the
-// oracle's tensors.
-oracle::Implementation implementation(const OpDef& op, const py::object& fn) {
+// An implementation in C++ for one op (a CUDA kernel), with the name its reports give it.
+struct NativeImplementation {
+  OpDef op;
+  std::string backend;
+  oracle::Implementation run;
+};
+
+// What uops.check runs for `fn`: a NativeImplementation as it is (after checking that it is one
+// of this op; `backend` becomes its name when the caller gave none), any other callable as
+// fn(*inputs, **params) on fresh arrays: fn may keep or modify them without touching the oracle's
+// tensors.
+oracle::Implementation implementation(const OpDef& op, const py::object& fn, std::string* backend) {
+  if (py::isinstance<NativeImplementation>(fn)) {
+    const auto& native = py::cast<const NativeImplementation&>(fn);
+    if (native.op.name != op.name)
+      throw Error("the implementation is one of " + native.op.name + ", not of " + op.name);
+    if (backend->empty()) *backend = native.backend;
+    return native.run;
+  }
   if (!PyCallable_Check(fn.ptr()))
     throw py::type_error("fn must be callable, not " + std::string(py::repr(fn)));
   PyCallable call(fn);
@@ -89,6 +110,45 @@ CheckOptions options(const py::object& dtype, int trials, uint64_t seed, bool sh
 oracle::Case to_case(const OpDef& op, const py::object& c) {
   if (py::isinstance<py::str>(c)) return oracle::parse_case(op, py::cast<std::string>(c));
   return py::cast<oracle::Case>(c);
+}
+
+// A target given as uops.CudaTarget or its name: "auto" (or "automatic"), "device", "emulation".
+oracle::CudaTarget to_target(const py::handle& h) {
+  if (!py::isinstance<py::str>(h)) return py::cast<oracle::CudaTarget>(h);
+  std::string name = py::cast<std::string>(h);
+  if (name == "auto" || name == "automatic") return oracle::CudaTarget::automatic;
+  if (name == "device") return oracle::CudaTarget::device;
+  if (name == "emulation") return oracle::CudaTarget::emulation;
+  throw Error("unknown CUDA target '" + name + "' (auto, device, emulation)");
+}
+
+// The kernel's outputs for inputs given as fn's are (positional, in the op's order; parameters
+// by name): one array for an op of one output, else a dict by output name.
+py::object call_native(const NativeImplementation& impl, const py::args& args,
+                       const py::kwargs& kwargs) {
+  const OpDef& op = impl.op;
+  if (args.size() != op.inputs.size())
+    throw Error(op.name + " takes " + std::to_string(op.inputs.size()) + " inputs, got " +
+                std::to_string(args.size()));
+  TensorMap inputs;
+  for (size_t i = 0; i < op.inputs.size(); ++i)
+    inputs[op.inputs[i].name] = to_tensor(args[i], "input '" + op.inputs[i].name + "'");
+  ParamMap params;
+  for (auto [name, value] : kwargs) params[py::cast<std::string>(name)] = py::cast<int64_t>(value);
+  TensorMap outputs;
+  {
+    py::gil_scoped_release release;
+    outputs = impl.run(inputs, params);
+  }
+  if (op.outputs.size() == 1) return to_numpy(std::move(outputs.at(op.outputs[0])));
+  return to_numpy(std::move(outputs));
+}
+
+std::string kernel_repr(const oracle::CudaKernel& k) {
+  std::string args;
+  for (const std::string& a : k.args) args += (args.empty() ? "'" : ", '") + a + "'";
+  return "<uops.CudaKernel " + k.entry + " of '" + k.file + "' args=[" + args + "] grid='" +
+         k.grid + "' block='" + k.block + "' shared_bytes='" + k.shared_bytes + "'>";
 }
 
 }  // namespace
@@ -154,8 +214,8 @@ void bind_oracle(py::module_& m) {
          uint64_t seed, bool shrink, bool against_eigen, const std::string& backend,
          int64_t max_elements) {
         const OpDef& def = to_op(op);
-        oracle::Implementation impl = implementation(def, fn);
         CheckOptions o = options(dtype, trials, seed, shrink, against_eigen, backend, max_elements);
+        oracle::Implementation impl = implementation(def, fn, &o.backend);
         py::gil_scoped_release release;
         return oracle::check(def, impl, o);
       },
@@ -176,8 +236,8 @@ that case. Returns a CheckReport; raises uops.Error for options that make no sen
          const py::object& dtype, int trials, uint64_t seed, bool shrink, bool against_eigen,
          const std::string& backend, int64_t max_elements) {
         const OpDef& def = to_op(op);
-        oracle::Implementation impl = implementation(def, fn);
         CheckOptions o = options(dtype, trials, seed, shrink, against_eigen, backend, max_elements);
+        oracle::Implementation impl = implementation(def, fn, &o.backend);
         py::gil_scoped_release release;
         return oracle::replay(def, impl, case_text, o);
       },
@@ -192,6 +252,109 @@ that case. Returns a CheckReport; raises uops.Error for options that make no sen
       },
       py::arg("op"), py::arg("case"),
       "The input arrays of a case (a Case or its text), as the oracle gives them to fn.");
+  py::enum_<oracle::CudaTarget>(
+      m, "CudaTarget",
+      "Where a CUDA kernel runs: automatic (the GPU where there is one, else the emulation), "
+      "device (the GPU, or uops.Error) or emulation (the CPU emulation of CUDA with its "
+      "detectors). Functions taking one also take its name, \"auto\" for automatic.")
+      .value("automatic", oracle::CudaTarget::automatic)
+      .value("device", oracle::CudaTarget::device)
+      .value("emulation", oracle::CudaTarget::emulation);
+
+  using oracle::CudaKernel;
+  py::class_<CudaKernel>(m, "CudaKernel",
+                         R"doc(A hand-written CUDA kernel for an op, with its launch rule.
+
+`args` has one entry per kernel parameter, in order: a tensor of the op ("x", "y": its device
+pointer, of the check's dtype) or an integer expression, a 32-bit int unless it ends in a type
+(":i64", ":u32", ":u64", ":f32", ":f64"). `grid` and `block` are "X", "X,Y" or "X,Y,Z",
+`shared_bytes` the dynamic shared memory in bytes. Expressions are index expressions over the
+case: `x_n0` is the size of axis 0 of tensor x, an op parameter is its own name; + - * / %
+(floor division), min, max and parentheses. `file` names the source in messages and reports.)doc")
+      .def(py::init([](std::string source, std::string file, std::string entry,
+                       std::vector<std::string> args, std::string grid, std::string block,
+                       std::string shared_bytes) {
+             return CudaKernel{std::move(source),      std::move(file), std::move(entry),
+                               std::move(args),        std::move(grid), std::move(block),
+                               std::move(shared_bytes)};
+           }),
+           py::kw_only(), py::arg("source") = "", py::arg("file") = "", py::arg("entry") = "",
+           py::arg("args") = std::vector<std::string>{}, py::arg("grid") = CudaKernel{}.grid,
+           py::arg("block") = CudaKernel{}.block,
+           py::arg("shared_bytes") = CudaKernel{}.shared_bytes,
+           "A kernel; every field is a keyword argument.")
+      .def_readwrite("source", &CudaKernel::source, "The CUDA C++ source.")
+      .def_readwrite("file", &CudaKernel::file,
+                     "Where the source came from: messages, source lines and the replay.")
+      .def_readwrite("entry", &CudaKernel::entry,
+                     "The __global__ function's name, or a template's instance (\"f<256>\").")
+      .def_readwrite("args", &CudaKernel::args,
+                     "One entry per kernel parameter: a tensor's name or an integer expression.")
+      .def_readwrite("grid", &CudaKernel::grid, "The grid: \"X\", \"X,Y\" or \"X,Y,Z\".")
+      .def_readwrite("block", &CudaKernel::block, "The block: \"X\", \"X,Y\" or \"X,Y,Z\".")
+      .def_readwrite("shared_bytes", &CudaKernel::shared_bytes,
+                     "The dynamic shared memory (extern __shared__), in bytes.")
+      .def("__repr__", &kernel_repr);
+
+  py::class_<NativeImplementation>(m, "Implementation",
+                                   R"doc(An implementation of an op in C++, such as a CUDA kernel.
+
+uops.check and uops.replay take it where they take a Python fn and run it as it is, without the
+GIL. Called from Python as fn is, impl(*inputs, **params), it returns the outputs: an array for
+an op of one output, else a dict by output name.)doc")
+      .def_property_readonly(
+          "op", [](const NativeImplementation& i) { return i.op.name; }, "The op's name.")
+      .def_readonly("backend", &NativeImplementation::backend,
+                    "Where it runs: \"cuda\" or \"cuda-emulation\"; the name its reports give.")
+      .def("__call__", &call_native,
+           "Runs it on the inputs, in the op's order, and the parameters by name.")
+      .def("__repr__", [](const NativeImplementation& i) {
+        return "<uops.Implementation of " + i.op.name + " on " + i.backend + ">";
+      });
+
+  m.def(
+      "cuda_kernel",
+      [](const py::object& op, const CudaKernel& kernel, const py::object& target) {
+        const OpDef& def = to_op(op);
+        oracle::CudaTarget t = to_target(target);
+        py::gil_scoped_release release;
+        std::string backend = oracle::cuda_kernel_backend(t);
+        return NativeImplementation{def, backend, oracle::cuda_kernel(def, kernel, t)};
+      },
+      py::arg("op"), py::arg("kernel"), py::arg("target") = "auto",
+      R"doc(The implementation that runs `kernel` for the op, for uops.check and uops.replay.
+
+The launch rule and the arguments are checked here (uops.Error for a malformed one); the source
+is compiled on the first run, once (a compile error fails that case with the compiler's message).
+On the emulation, outputs start as NaN, so an element the kernel never writes shows, and a
+detector's finding (out of bounds, a race, a missed barrier, a read of unwritten shared memory, a
+bad warp mask) fails the case with a message starting "CUDA emulation: " that names the block,
+the thread and the source line. `target` is a CudaTarget or its name; "device" raises uops.Error
+where there is no GPU.)doc");
+  m.def(
+      "check_cuda_kernel",
+      [](const py::object& op, const CudaKernel& kernel, const py::object& target,
+         const py::object& dtype, int trials, uint64_t seed, bool shrink, bool against_eigen,
+         const std::string& backend, int64_t max_elements) {
+        const OpDef& def = to_op(op);
+        oracle::CudaTarget t = to_target(target);
+        CheckOptions o = options(dtype, trials, seed, shrink, against_eigen, backend, max_elements);
+        py::gil_scoped_release release;
+        return oracle::check_cuda_kernel(def, kernel, o, t);
+      },
+      py::arg("op"), py::arg("kernel"), py::arg("target") = "auto", UOPS_CHECK_OPTION_ARGS,
+      R"doc(Checks a hand-written CUDA kernel against the op on random cases, as uops.check does fn.
+
+The report's backend says where it ran ("cuda" or "cuda-emulation") unless `backend` names it;
+its replay reruns the same kernel with uops.replay(op, uops.cuda_kernel(op, kernel, target),
+report.replay). Raises uops.Error for a malformed launch rule or argument, and for options that
+make no sense.)doc");
+  m.def(
+      "cuda_kernel_backend",
+      [](const py::object& target) { return oracle::cuda_kernel_backend(to_target(target)); },
+      py::arg("target") = "auto",
+      "Where a CUDA kernel for `target` runs here: \"cuda\" (the GPU) or \"cuda-emulation\"; "
+      "uops.Error for \"device\" where there is no GPU.");
 }
 
 }  // namespace uops::python

@@ -53,7 +53,8 @@ def test_every_function_class_and_member_has_a_docstring():
         if not is_enum(cls):
             for member in members(cls):
                 assert getattr(cls, member).__doc__, f"{name}.{member}"
-    for fn in (uops.testing.check, uops.testing.replay, uops.testing.torch_kernel):
+    for fn in (uops.testing.check, uops.testing.replay, uops.testing.check_cuda,
+               uops.testing.replay_cuda, uops.testing.torch_kernel):
         assert fn.__doc__
 
 

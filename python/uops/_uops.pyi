@@ -320,7 +320,41 @@ class CheckReport:
     def message(self) -> str:
         """The report in a few lines, as the C++ oracle says it."""
 
-Kernel = Callable[..., Any]
+class CudaTarget(enum.Enum):
+    """Where a CUDA kernel runs: the GPU where there is one, the GPU, or the CPU emulation."""
+    automatic: int
+    device: int
+    emulation: int
+
+CudaTargetLike = Union[CudaTarget, str]
+
+class CudaKernel:
+    """A hand-written CUDA kernel for an op, with its launch rule."""
+    def __init__(self, *, source: str = "", file: str = "", entry: str = "",
+                 args: Sequence[str] = ..., grid: str = "1", block: str = "1",
+                 shared_bytes: str = "0") -> None:
+        """A kernel; every field is a keyword argument."""
+    source: str
+    file: str
+    entry: str
+    args: list[str]
+    grid: str
+    block: str
+    shared_bytes: str
+
+class Implementation:
+    """An implementation of an op in C++, such as a CUDA kernel."""
+    @property
+    def op(self) -> str:
+        """The op's name."""
+    @property
+    def backend(self) -> str:
+        """Where it runs: "cuda" or "cuda-emulation"."""
+    def __call__(self, *inputs: ArrayLike,
+                 **params: int) -> numpy.ndarray | dict[str, numpy.ndarray]:
+        """Runs it on the inputs, in the op's order, and the parameters by name."""
+
+Kernel = Union[Callable[..., Any], Implementation]
 
 def check(op: Union[str, OpDef], fn: Kernel, *, dtype: DTypeLike = ..., trials: int = 50,
           seed: int = 1, shrink: bool = True, against_eigen: bool = True, backend: str = "",
@@ -332,3 +366,13 @@ def replay(op: Union[str, OpDef], fn: Kernel, case: str, *, dtype: DTypeLike = .
     """Reruns one case, given as a report's `replay` text, on `fn`."""
 def case_inputs(op: Union[str, OpDef], case: Union[Case, str]) -> dict[str, numpy.ndarray]:
     """The input arrays of a case, as the oracle gives them to fn."""
+def cuda_kernel(op: Union[str, OpDef], kernel: CudaKernel,
+                target: CudaTargetLike = "auto") -> Implementation:
+    """The implementation that runs `kernel` for the op, for check and replay."""
+def check_cuda_kernel(op: Union[str, OpDef], kernel: CudaKernel, target: CudaTargetLike = "auto",
+                      *, dtype: DTypeLike = ..., trials: int = 50, seed: int = 1,
+                      shrink: bool = True, against_eigen: bool = True, backend: str = "",
+                      max_elements: int = ...) -> CheckReport:
+    """Checks a hand-written CUDA kernel against the op on random cases."""
+def cuda_kernel_backend(target: CudaTargetLike = "auto") -> str:
+    """Where a CUDA kernel for `target` runs here: "cuda" or "cuda-emulation"."""
