@@ -101,7 +101,8 @@ std::string stmt_text(const Program& p, const Stmt& s) {
   return "";
 }
 
-// A loop's plan (LoopPlan) as " [parallel team_if(work) collapse 2 errors, simd c1 sum]"; empty
+// A loop's plan (LoopPlan) as " [parallel team_if(work) collapse 2 errors, simd c1 sum]" or
+// " [simd math]"; empty
 // for a plain loop.
 std::string plan_text(const Program& p, const LoopPlan& plan) {
   std::vector<std::string> parts;
@@ -119,6 +120,7 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
     for (const Carried& c : plan.simd) t += " c" + std::to_string(c.id) + " " + op_name(c.op);
     parts.push_back(t);
   }
+  if (plan.simd_math) parts.push_back("simd math");
   if (plan.row_local) parts.push_back("row_local " + std::to_string(plan.row_local));
   if (plan.tile) parts.push_back("tile of the last " + std::to_string(plan.tile) + " loops");
   if (!plan.tile_corners.empty()) {

@@ -228,6 +228,12 @@ class Verifier {
           fail(at + ": SIMD reduction of c" + std::to_string(c.id) +
                ", which this innermost loop does not reduce with " + op_name(c.op));
       }
+      if (plan.simd_math) {
+        bool reduces = !plan.simd.empty();
+        for (auto& s : block.loops[k].stmts) reduces |= s.kind == StmtKind::reduce;
+        if (k + 1 != block.loops.size() || reduces || plan.threads != LoopPlan::Threads::none)
+          fail(at + ": SIMD math on a loop that is not an innermost, serial loop reducing nothing");
+      }
     }
     if (parallel > 1) fail(where + " has " + std::to_string(parallel) + " parallel loops");
     check_tiles(b);

@@ -62,6 +62,10 @@ constexpr Pass kPasses[] = {
      [](Program p, const CpuTarget& t) {
        return t.reassociate ? plan_simd_reductions(std::move(p)) : p;
      }},
+    {"simd_math",
+     [](Program p, const CpuTarget& t) {
+       return t.reassociate ? plan_simd_math(std::move(p)) : p;
+     }},
     {"row_local_runs",
      [](Program p, const CpuTarget& t) {
        return t.worksharing ? p : plan_row_local_runs(std::move(p));
@@ -139,7 +143,7 @@ Program plan_cpu(Program p, const CpuTarget& target, const PipelineOptions& opti
   // The tilings first (they make new loops), then the decisions on the loops they leave.
   for (const char* name :
        {"tile_dots", "tile_reductions", "tile_registers", "tile_copies", "parallel_loops",
-        "simd_reductions", "row_local_runs", "register_tiles", "empty_range_tests"})
+        "simd_reductions", "simd_math", "row_local_runs", "register_tiles", "empty_range_tests"})
     runner.run(name, p);
   return p;
 }

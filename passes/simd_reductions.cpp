@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "ir/parallelism.h"
 #include "uops/ir/analysis.h"
 
 namespace uops {
@@ -68,7 +69,51 @@ std::vector<Carried> simd_reduction(const Block& b, size_t k) {
   return out;
 }
 
+// Some statement of l calls a math function that libmvec has a SIMD variant of (sigmoid prints
+// as a call of exp).
+bool calls_vector_math(const Loop& l) {
+  bool calls = false;
+  for (auto& s : l.stmts)
+    visit(s.value, [&](const ValueNode& n) {
+      if (n.kind == ValueKind::Unary) switch (n.uop) {
+          case UnaryOp::exp:
+          case UnaryOp::log:
+          case UnaryOp::sin:
+          case UnaryOp::cos:
+          case UnaryOp::tanh:
+          case UnaryOp::sigmoid:
+            calls = true;
+            break;
+          default:
+            break;
+        }
+      calls |= n.kind == ValueKind::Binary && n.bop == BinaryOp::pow;
+    });
+  return calls;
+}
+
+// Innermost loop k of b runs as `omp simd` for its math calls: it runs more than once, reduces
+// nothing, runs on one thread, its iterations keep to their own elements and nothing in it may
+// raise.
+bool simd_math(const Block& b, size_t k) {
+  const Loop& l = b.loops[k];
+  if (k + 1 != b.loops.size() || runs_once(l) || !l.carried.empty() || !l.plan.simd.empty() ||
+      l.plan.threads != LoopPlan::Threads::none || !calls_vector_math(l) || !stores_stay_apart(l))
+    return false;
+  for (auto& s : l.stmts)
+    if (s.kind == StmtKind::reduce || may_raise(s)) return false;
+  return true;
+}
+
 }  // namespace
+
+Program plan_simd_math(Program p) {
+  for (Block& b : p.blocks) {
+    size_t k = b.loops.size() - 1;
+    b.loops[k].plan.simd_math = simd_math(b, k);
+  }
+  return p;
+}
 
 Program plan_simd_reductions(Program p) {
   for (Block& b : p.blocks) {

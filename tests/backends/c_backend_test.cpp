@@ -289,6 +289,70 @@ TEST(CBackend, NoSimdReductionWhereAnIterationReadsAnotherOnesStore) {
   EXPECT_TRUE(testing::same_outputs(interpret(p, in), compile_c(p)->run(in), 1e-5));
 }
 
+// An elementwise loop that calls tanh and exp (gelu's kind of gradient) runs as `omp simd` where
+// libmvec is linked (simd_math), so that GCC calls the functions' SIMD variants: within a few ulps
+// of the interpreter, in f32 and f64; the exact mode and vector_math = false call the scalar
+// functions.
+TEST(CBackend, SimdMathRunsElementwiseTranscendentalsInLanes) {
+  for (DType t : {DType::f32, DType::f64}) {
+    Graph g;
+    Node x = g.input("x", 2, t);
+    Node th = g.unary(UnaryOp::tanh, x);
+    g.output("y", g.binary(BinaryOp::add, g.binary(BinaryOp::mul, th, x),
+                           g.unary(UnaryOp::exp, g.unary(UnaryOp::neg, th))));
+    Program p = optimize(lower(g));
+    std::string src = emit_c(p);
+    EXPECT_NE(src.find("#if defined(_OPENMP) && defined(UOPS_MVEC)\n    #pragma omp simd\n"),
+              std::string::npos)
+        << src;
+    EXPECT_NE(src.find(t == DType::f32 ? "float tanhf(float);" : "double tanh(double);"),
+              std::string::npos)
+        << src;
+    CCompileOptions exact, scalar;
+    exact.reassociate = false;
+    scalar.vector_math = false;
+    EXPECT_EQ(emit_c(p, exact).find("omp simd"), std::string::npos);
+    TensorMap in = testing::random_inputs(p, {{"x", {5, 1003}}}, 6);
+    TensorMap want = interpret(p, in);
+    EXPECT_TRUE(testing::same_outputs(want, compile_c(p)->run(in), 1e-5));
+    EXPECT_TRUE(testing::same_outputs(want, compile_c(p, scalar)->run(in), 1e-5));
+    EXPECT_TRUE(testing::same_outputs(want, compile_c(p, exact)->run(in)));
+  }
+}
+
+// t[j] = exp(-t[j - 1] / 2) + x[j]: the innermost loop calls exp and its next iteration reads
+// what it stores, so it runs as one lane (no SIMD math: stores_stay_apart).
+TEST(CBackend, NoSimdMathWhereAnIterationReadsAnotherOnesStore) {
+  Program p;
+  p.tensors.push_back({"x", DType::f32, {idx::dim(0, 0), idx::dim(0, 1)}, Role::input});
+  p.tensors.push_back({"t", DType::f32, {idx::dim(0, 0), idx::dim(0, 1)}, Role::output});
+  Loop row, col;
+  row.var = p.num_vars++;
+  row.start = idx::constant(0);
+  row.end = idx::dim(0, 0);
+  col.var = p.num_vars++;
+  col.start = idx::constant(1);
+  col.end = idx::dim(0, 1);
+  Index i = idx::var(row.var), j = idx::var(col.var);
+  Stmt next;
+  next.tensor = 1;
+  next.index = {i, j};
+  next.checked = false;
+  next.value = val::binary(
+      BinaryOp::add,
+      val::unary(
+          UnaryOp::exp,
+          val::binary(BinaryOp::mul, val::load(1, {i, idx::sub(j, idx::constant(1))}, 0.0, false),
+                      val::constant(-0.5))),
+      val::load(0, {i, j}, 0.0, false));
+  col.stmts = {next};
+  p.blocks.push_back({{row, col}, "running exponentials"});
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  EXPECT_EQ(emit_c(p).find("omp simd"), std::string::npos) << emit_c(p);
+  TensorMap in = testing::random_inputs(p, {{"x", {2, 1000}}}, 4);
+  EXPECT_TRUE(testing::same_outputs(interpret(p, in), compile_c(p)->run(in), 1e-5));
+}
+
 // Kernels are compiled for the host by default, for the compiler's default target on request;
 // fused multiply-adds only when reassociating, so the exact mode stays bit for bit.
 TEST(CBackend, TargetAndContractionFlags) {

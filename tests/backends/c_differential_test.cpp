@@ -115,5 +115,54 @@ TEST(CDifferential, RegisterTilesMatchInterpreter) {
         << print(programs[i]) << emit_c(tiled[i]);
 }
 
+// Random programs whose innermost loops call exp, log, sin, cos, tanh or pow in SIMD lanes
+// (simd_math, with libmvec: the reassociating default) give what the same kernels give with the
+// scalar functions (vector_math = false, where no loop runs as SIMD math), up to the SIMD
+// variants' last bits, and the same errors. Rows of up to 40 elements, so the loops run whole
+// vectors and a tail.
+TEST(CDifferential, SimdMathMatchesScalarMath) {
+  const int wanted = std::max(1, trials() / 10);
+  std::vector<RandomCase> cases;
+  std::vector<Program> programs;
+  for (uint64_t seed = 0; int(cases.size()) < wanted && seed < 100000; ++seed) {
+    RandomGraphOptions o;
+    o.dtype = seed % 2 ? DType::f64 : DType::f32;
+    o.max_nodes = 4 + int(seed % 12);
+    o.max_rank = 2;
+    o.max_size = 40;
+    o.raising_element = true;
+    RandomCase c = random_case(seed, o);
+    Program p = lower(c.graph);
+    if (seed % 3) p = optimize(p);
+    if (print(plan_cpu(p, {})).find("[simd math]") == std::string::npos) continue;
+    cases.push_back(std::move(c));
+    programs.push_back(std::move(p));
+  }
+  ASSERT_EQ(int(cases.size()), wanted) << "too few random programs call math functions";
+  // -O1 vectorizes `omp simd` loops too.
+  CCompileOptions vector, scalar;
+  vector.extra_flags = scalar.extra_flags = {"-O1"};
+  scalar.vector_math = false;
+  auto vector_exes = compile_c_batch(programs, vector);
+  auto scalar_exes = compile_c_batch(programs, scalar);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string want_error, got_error;
+    TensorMap want, got;
+    try {
+      want = scalar_exes[i]->run(cases[i].inputs, cases[i].params);
+    } catch (const Error& e) {
+      want_error = e.what();
+    }
+    try {
+      got = vector_exes[i]->run(cases[i].inputs, cases[i].params);
+    } catch (const Error& e) {
+      got_error = e.what();
+    }
+    EXPECT_EQ(want_error, got_error) << print(programs[i]);
+    EXPECT_TRUE(testing::same_outputs(want, got, 1e-4))
+        << print(programs[i]) << emit_c(programs[i]);
+  }
+}
+
 }  // namespace
 }  // namespace uops

@@ -224,6 +224,12 @@ TEST(Verifier, SimdReducesWhatTheInnermostLoopReduces) {
       "with max");
 }
 
+TEST(Verifier, SimdMathOnlyOnASerialInnermostLoop) {
+  expect_invalid([](Program& p) { p.blocks[0].loops[0].plan.simd_math = true; },
+                 "block 0 loop 0: SIMD math on a loop that is not an innermost, serial loop "
+                 "reducing nothing");
+}
+
 TEST(Verifier, RowLocalRunsShareTheirOuterRange) {
   expect_invalid([](Program& p) { p.blocks[2].loops[0].plan.row_local = 2; },
                  "block 2's row-local run goes past the last block");

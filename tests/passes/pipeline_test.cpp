@@ -58,6 +58,12 @@ TEST(Pipeline, CpuPassesShowTheirPlans) {
   EXPECT_NE(after("simd_reductions", {}).find("[simd c0 max]"), std::string::npos)
       << after("simd_reductions", {});
   EXPECT_EQ(after("simd_reductions", {false, false}).find("simd c"), std::string::npos);
+  Program gelu = optimize(gradient_program(find_op("gelu"), DType::f32));
+  std::ostringstream math, exact;
+  plan_cpu(gelu, {}, {true, "simd_math", &math});
+  EXPECT_NE(math.str().find("[simd math]"), std::string::npos) << math.str();
+  plan_cpu(gelu, {false, false}, {true, "simd_math", &exact});
+  EXPECT_EQ(exact.str().find("simd math"), std::string::npos) << exact.str();
   EXPECT_NE(after("row_local_runs", {}).find("row_local 2"), std::string::npos)
       << after("row_local_runs", {});
   EXPECT_NE(after("parallel_loops", {true, true}).find("[parallel worksharing]"), std::string::npos)

@@ -65,6 +65,9 @@ struct LoopPlan {
   bool single = false;
   // simd_reductions: the carried scalars the innermost loop reduces in SIMD lanes.
   std::vector<Carried> simd;
+  // simd_math: the innermost loop, which reduces nothing and calls math functions, runs in SIMD
+  // lanes where libmvec is linked, so that the calls go to its SIMD variants.
+  bool simd_math = false;
   // row_local_runs, on a block's outer loop: the next `row_local` blocks share this loop.
   int row_local = 0;
   // register_tiles: the block's last `tile` loops index a register tile kept across this loop

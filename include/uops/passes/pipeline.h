@@ -26,7 +26,7 @@ struct PipelineOptions {
 // Throws uops::Error when `dump_after` names no pass.
 Program optimize(Program p, const PipelineOptions& options = {});
 
-// What the C backend's passes plan for: SIMD reductions only with reassociation
+// What the C backend's passes plan for: SIMD reductions and SIMD math only with reassociation
 // (CCompileOptions::reassociate); functions run by every thread of an enclosing team
 // (`worksharing`, c_emitter.h) take no row-local runs and no size threshold.
 struct CpuTarget {
@@ -37,7 +37,8 @@ struct CpuTarget {
 // The C backend's passes, which its emitter runs on the program it is given (optimized or not):
 // the tilings tile_dots(4, 4), tile_reductions(128), tile_registers(8, 32) and tile_copies(16),
 // then the decisions its printer prints, recorded in the loops' plans (ir::LoopPlan):
-// parallel_loops, simd_reductions, row_local_runs, register_tiles and empty_range_tests.
+// parallel_loops, simd_reductions, simd_math, row_local_runs, register_tiles and
+// empty_range_tests.
 // `options` as for optimize().
 Program plan_cpu(Program p, const CpuTarget& target, const PipelineOptions& options = {});
 

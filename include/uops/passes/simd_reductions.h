@@ -17,4 +17,17 @@ namespace uops {
 
 Program plan_simd_reductions(Program p);
 
+// simd_math (a C backend pass with reassociation, run after simd_reductions): marks the innermost
+// loops that call math functions with SIMD variants in glibc's libmvec (exp, log, sin, cos, tanh,
+// pow; sigmoid through exp) and reduce nothing, so that the C printer runs them as `omp simd`
+// where libmvec is linked (CCompileOptions::vector_math): GCC calls a function's SIMD variant only
+// in such a loop. Recorded as ir::LoopPlan::simd_math.
+//
+// An innermost loop qualifies when its range is not one constant iteration, it is not a parallel
+// loop, owns no carried scalar, has no SIMD reduction and updates no carried scalar, each
+// iteration stores to its own elements (as above), and nothing in it may raise an error. Its
+// iterations are then independent, so running them in lanes changes no operation and no order:
+// results differ from the scalar loop only in the SIMD variants' last bits.
+Program plan_simd_math(Program p);
+
 }  // namespace uops

@@ -40,8 +40,10 @@ struct CCompileOptions {
   // (-ffp-contract=off) and calls the scalar math functions: bit-exact.
   bool reassociate = true;
   // With reassociate, loops the compiler vectorizes call glibc's SIMD variants of exp, log, sin,
-  // cos and pow (libmvec, with OpenMP, where the compiler links it): within a few ulps of the
-  // scalar functions, not equal to them.
+  // cos, pow and (glibc 2.35 and later, x86-64) tanh (libmvec, with OpenMP, where the compiler
+  // links it): within a few ulps of the scalar functions, not equal to them. Innermost
+  // elementwise loops that call them run as `omp simd` for it (passes/simd_reductions.h,
+  // simd_math).
   bool vector_math = true;
   // The instruction set kernels are compiled for: "native" (the host's: -march=native on x86,
   // -mcpu=native on AArch64; the host's CPU model and features go into the kernel-cache key),
