@@ -8,8 +8,18 @@
 // family's correct one, launched as a kernel written for other sizes would be.
 #pragma once
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "uops/error.h"
+#include "uops/oracle/cuda_kernel.h"
+
+#ifndef UOPS_CUDA_KERNELS_DIR
+#error "UOPS_CUDA_KERNELS_DIR must name tests/oracle/cuda_kernels"
+#endif
 
 namespace uops::oracle {
 
@@ -183,6 +193,26 @@ inline const std::vector<CudaCatalogueEntry>& cuda_kernel_catalogue() {
     return k;
   }();
   return catalogue;
+}
+
+// The entry as an implementation's description, its source read from $UOPS_CUDA_KERNELS_DIR (for a
+// copy of the tests run elsewhere, a GPU machine) or else from the source tree.
+inline CudaKernel catalogue_kernel(const CudaCatalogueEntry& e) {
+  const char* env = std::getenv("UOPS_CUDA_KERNELS_DIR");
+  std::string path = std::string(env && *env ? env : UOPS_CUDA_KERNELS_DIR) + "/" + e.file;
+  std::ifstream in(path);
+  if (!in) throw Error("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  CudaKernel k;
+  k.source = text.str();
+  k.file = e.file;
+  k.entry = e.entry;
+  k.args = e.args;
+  k.grid = e.grid;
+  k.block = e.block;
+  k.shared_bytes = e.shared_bytes;
+  return k;
 }
 
 }  // namespace uops::oracle

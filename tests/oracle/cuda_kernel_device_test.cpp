@@ -18,37 +18,16 @@
 namespace uops::oracle {
 namespace {
 
-// $UOPS_CUDA_KERNELS_DIR, for a copy of the tests run elsewhere (a GPU machine), else the source's.
-std::string kernels_dir() {
-  const char* env = std::getenv("UOPS_CUDA_KERNELS_DIR");
-  return env && *env ? env : UOPS_CUDA_KERNELS_DIR;
-}
-
 std::string no_device() {
   std::string why;
   return cuda::driver_device(&why) ? "" : "no CUDA device: " + why;
-}
-
-CudaKernel kernel_of(const CudaCatalogueEntry& e) {
-  std::ifstream in(kernels_dir() + "/" + e.file);
-  std::ostringstream s;
-  s << in.rdbuf();
-  CudaKernel k;
-  k.source = s.str();
-  k.file = e.file;
-  k.entry = e.entry;
-  k.args = e.args;
-  k.grid = e.grid;
-  k.block = e.block;
-  k.shared_bytes = e.shared_bytes;
-  return k;
 }
 
 TEST(CudaKernelDevice, SameVerdictsAsTheEmulation) {
   if (std::string why = no_device(); !why.empty()) GTEST_SKIP() << why;
   int agree = 0, detector_only = 0;
   for (const CudaCatalogueEntry& e : cuda_kernel_catalogue()) {
-    CudaKernel k = kernel_of(e);
+    CudaKernel k = catalogue_kernel(e);
     const OpDef& op = find_op(e.op);
     CheckReport gpu = check_cuda_kernel(op, k, {}, CudaTarget::device);
     CheckReport emu = check_cuda_kernel(op, k, {}, CudaTarget::emulation);

@@ -17,39 +17,8 @@
 #include "oracle/cuda_kernel_catalogue.h"
 #include "uops/error.h"
 
-#ifndef UOPS_CUDA_KERNELS_DIR
-#error "UOPS_CUDA_KERNELS_DIR must name tests/oracle/cuda_kernels"
-#endif
-
 namespace uops::oracle {
 namespace {
-
-// $UOPS_CUDA_KERNELS_DIR, for a copy of the tests run elsewhere (a GPU machine), else the source's.
-std::string kernels_dir() {
-  const char* env = std::getenv("UOPS_CUDA_KERNELS_DIR");
-  return env && *env ? env : UOPS_CUDA_KERNELS_DIR;
-}
-
-std::string read_source(const std::string& file) {
-  std::string path = kernels_dir() + "/" + file;
-  std::ifstream in(path);
-  if (!in) throw Error("cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-CudaKernel kernel_of(const CudaCatalogueEntry& e) {
-  CudaKernel k;
-  k.source = read_source(e.file);
-  k.file = e.file;
-  k.entry = e.entry;
-  k.args = e.args;
-  k.grid = e.grid;
-  k.block = e.block;
-  k.shared_bytes = e.shared_bytes;
-  return k;
-}
 
 const CudaCatalogueEntry& find_entry(const std::string& name) {
   for (const CudaCatalogueEntry& e : cuda_kernel_catalogue())
@@ -66,7 +35,7 @@ const std::vector<std::string> kDetectors = {"out of bounds", "race", "__syncthr
                                              "uninitialised", "mask"};
 
 CheckReport check_on_emulation(const CudaCatalogueEntry& e) {
-  return check_cuda_kernel(find_op(e.op), kernel_of(e), {}, CudaTarget::emulation);
+  return check_cuda_kernel(find_op(e.op), catalogue_kernel(e), {}, CudaTarget::emulation);
 }
 
 TEST(CudaKernelCatalogue, IsWellFormed) {
@@ -76,7 +45,7 @@ TEST(CudaKernelCatalogue, IsWellFormed) {
   for (const CudaCatalogueEntry& e : catalogue) {
     EXPECT_TRUE(names.insert(e.name).second) << "two kernels named " << e.name;
     EXPECT_NO_THROW(find_op(e.op)) << e.name;
-    EXPECT_NO_THROW(read_source(e.file)) << e.name;
+    EXPECT_NO_THROW(catalogue_kernel(e)) << e.name;
     if (!e.wrong()) {
       EXPECT_TRUE(e.bug.empty() && e.correct.empty()) << e.name;
       continue;
@@ -126,7 +95,8 @@ TEST_P(CudaCatalogueKernel, WrongIsCaughtAndCorrectPasses) {
   for (auto& [name, dims] : r.shrunk.shapes)
     for (size_t a = 0; a < dims.size(); ++a)
       EXPECT_LE(dims[a], r.original.shapes.at(name)[a]) << r.message();
-  CheckReport again = replay(op, cuda_kernel(op, kernel_of(e), CudaTarget::emulation), r.replay);
+  CheckReport again =
+      replay(op, cuda_kernel(op, catalogue_kernel(e), CudaTarget::emulation), r.replay);
   EXPECT_FALSE(again.passed) << e.name << ": the replay " << r.replay << " passed";
   EXPECT_EQ(again.cases, 1);
   EXPECT_TRUE(contains(again.message(), e.expect)) << again.message();
