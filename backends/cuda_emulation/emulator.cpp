@@ -52,10 +52,11 @@ const char* kind_name(int k) {
   return k == uops_emu::kRead ? "read" : k == uops_emu::kWrite ? "write" : "atomic";
 }
 
-// Two accesses by different threads, unordered, conflict unless both read or both are atomic.
+// Two accesses by different threads, unordered, conflict when one is a plain write. A plain read
+// against an atomic does not: it sees one value or another, and the CUDA guide's own CAS loops
+// (`old = *p; do { ... } while (atomicCAS(p, ...) != old)`) start with one.
 bool conflict(int a, int b) {
-  return !(a == uops_emu::kRead && b == uops_emu::kRead) &&
-         !(a == uops_emu::kAtomic && b == uops_emu::kAtomic);
+  return a == uops_emu::kWrite || b == uops_emu::kWrite;
 }
 
 // The accesses of one kind to one element in the current barrier epoch of its block.

@@ -8,8 +8,9 @@
 // thread indices and the source line where the module has one:
 // - an access outside every allocation, past the end of a shared array or past the launch's
 //   dynamic shared memory ("out of bounds"); the access never happens;
-// - two threads touching one element where one writes (or one is atomic and the other not)
-//   with no barrier (or __syncwarp of both) between them, or from different blocks ("race");
+// - two threads touching one element where one makes a plain write (against any other access,
+//   atomics included) with no barrier (or __syncwarp of both) between them, or from different
+//   blocks ("race");
 //   a block's writes followed by its __threadfence count as published to later blocks;
 // - a read of shared memory no thread of the block has written ("uninitialised");
 // - __syncthreads reached by some threads of a block while others exited ("__syncthreads");

@@ -247,6 +247,46 @@ __global__ void k(const float* __restrict__ x, float* y, int n4) {
   EXPECT_FLOAT_EQ(r.buffers[1][0], want);
 }
 
+// A 3-D grid of 3-D blocks, each thread adding its linear index into a double with a CAS loop
+// (the idiom for atomics a type lacks), and the maximum of a float through atomicCAS on its bits.
+TEST(CudaEmulationUser, CasLoopsOnA3DGrid) {
+  const char* src = R"(
+__device__ double add_double(double* p, double v) {
+  unsigned long long* a = reinterpret_cast<unsigned long long*>(p);
+  unsigned long long old = *a, assumed;
+  do {
+    assumed = old;
+    old = atomicCAS(a, assumed, __double_as_longlong(__longlong_as_double(assumed) + v));
+  } while (assumed != old);
+  return __longlong_as_double(old);
+}
+__device__ void max_float(float* p, float v) {
+  int* a = reinterpret_cast<int*>(p);
+  int old = *a;
+  while (__int_as_float(old) < v) {
+    int seen = atomicCAS(a, old, __float_as_int(v));
+    if (seen == old) break;
+    old = seen;
+  }
+}
+__global__ void k(float* out, int n) {
+  unsigned block = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  unsigned t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  unsigned i = block * blockDim.x * blockDim.y * blockDim.z + t;
+  add_double(reinterpret_cast<double*>(out), double(i));
+  max_float(out + 2, float(i));
+}
+)";
+  std::vector<float> out = {0.0f, 0.0f, -1.0f};
+  Result r = run(src, "k", {out}, {0}, {2, 2, 2}, {4, 2, 3});
+  ASSERT_EQ(r.fault, "");
+  double sum = 0;
+  std::memcpy(&sum, r.buffers[0].data(), sizeof sum);
+  int n = 8 * 24;
+  EXPECT_EQ(sum, double(n) * (n - 1) / 2);
+  EXPECT_EQ(r.buffers[0][2], float(n - 1));
+}
+
 TEST(CudaEmulationUser, IntegerDivisionByZeroIsAFault) {
   const char* src = R"(
 __global__ void k(const float* x, float* y, int n) {

@@ -282,6 +282,33 @@ TEST_F(Uopc, CheckPrintsATableAndReplaysOneCase) {
   EXPECT_EQ(r.code, 2) << r.err;
 }
 
+// A hand-written CUDA kernel on the emulation: a correct one passes; a wrong one fails with the
+// detector's report and a command that reruns the shrunk case on the same file, which fails again.
+TEST_F(Uopc, CheckKernelReportsAndItsReplayCommandReruns) {
+  std::string dir = CUDA_KERNELS_DIR;
+  std::string rule = " --args x,y,x_n0,x_n1 --grid x_n0 --block 128 --target emulation";
+  Result r = uopc("check-kernel softmax --cuda " + dir +
+                  "/softmax_warp.cu --entry 'softmax_warp<128>'" + rule + " --trials 20");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("cuda-emulation"), std::string::npos) << r.out;
+  r = uopc("check-kernel softmax --cuda " + dir +
+           "/softmax_shared_one_short.cu --entry 'softmax_warp<128>'" + rule);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("out of bounds: write of shared memory"), std::string::npos) << r.out;
+  size_t at = r.out.find("reproduce: uopc ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::string again = r.out.substr(at + 16, r.out.find('\n', at) - at - 16);
+  Result replayed = uopc(again);
+  EXPECT_EQ(replayed.code, 1) << again << "\n" << replayed.out << replayed.err;
+  EXPECT_NE(replayed.out.find("out of bounds"), std::string::npos) << replayed.out;
+  EXPECT_NE(replayed.out.find("1 checks, 1 failed"), std::string::npos) << replayed.out;
+  // A rule that is no expression is the caller's error.
+  r = uopc("check-kernel softmax --cuda " + dir + "/softmax_warp.cu --entry 'softmax_warp<128>'" +
+           " --args x,y,x_n0,x_n1 --grid 'x_n0 +' --block 128");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("grid"), std::string::npos) << r.err;
+}
+
 // A shared library of ops (examples/rmsnorm_ops.cpp) loaded with --ops: every command takes
 // its op.
 TEST_F(Uopc, OpLibraryOpsWorkInEveryCommand) {
