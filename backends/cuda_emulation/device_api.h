@@ -95,6 +95,23 @@ extern "C" void uops_emu_divide_by_zero(void*, void*, void*) {
                        __builtin_return_address(0));
 }
 
+// A device assert or trap stops the kernel with an error, as on a device; the host's would abort
+// the process. glibc's assert calls __assert_fail, defined here for the module alone.
+extern "C" __attribute__((visibility("hidden"), no_sanitize("thread"), used, noreturn)) void
+uops_emu_assert_fail(const char* what, const char* file, unsigned line,
+                     const char*) __asm__("__assert_fail");
+extern "C" void uops_emu_assert_fail(const char* what, const char* file, unsigned line,
+                                     const char*) {
+  char text[512];
+  std::snprintf(text, sizeof text, "assertion failed: %s (%s:%u)", what, file, line);
+  uops_emu_state.fault(uops_emu_state.host, text, __builtin_return_address(0));
+  __builtin_unreachable();
+}
+__attribute__((no_sanitize("thread"), noinline, noreturn)) inline void __trap() {
+  uops_emu_state.fault(uops_emu_state.host, "__trap()", __builtin_return_address(0));
+  __builtin_unreachable();
+}
+
 // ---- qualifiers and built-in variables ----------------------------------------------------------
 #define __global__
 #define __device__

@@ -287,6 +287,19 @@ __global__ void k(float* out, int n) {
   EXPECT_EQ(r.buffers[0][2], float(n - 1));
 }
 
+TEST(CudaEmulationUser, DeviceAssertIsAFaultNotAnAbort) {
+  const char* src = R"(
+#include <cassert>
+__global__ void k(const float* x, float* y, int n) {
+  assert(threadIdx.x < 3);
+  y[threadIdx.x] = x[threadIdx.x];
+}
+)";
+  Result r = run(src, "k", {ramp(4), std::vector<float>(4)}, {0}, {1, 1, 1}, {4, 1, 1});
+  EXPECT_NE(r.fault.find("assertion failed: threadIdx.x < 3"), std::string::npos) << r.fault;
+  EXPECT_NE(r.fault.find("thread (3,0,0)"), std::string::npos) << r.fault;
+}
+
 TEST(CudaEmulationUser, IntegerDivisionByZeroIsAFault) {
   const char* src = R"(
 __global__ void k(const float* x, float* y, int n) {
