@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -87,17 +88,28 @@ double magnitude(const TensorMap& inputs) {
   return m;
 }
 
+// Runs `f` (`who`) on the case into `*out`. An exception it throws fails the case, blamed on
+// `culprit`; a LimitError does not: it skips the case, and goes up.
+std::optional<Outcome> run_or_fail(const Implementation& f, const TensorMap& inputs,
+                                   const ParamMap& params, TensorMap* out, const char* culprit,
+                                   const char* who) {
+  try {
+    *out = f(inputs, params);
+  } catch (const LimitError&) {
+    throw;
+  } catch (const std::exception& e) {
+    return fail(culprit, std::string(who) + " threw: " + e.what());
+  }
+  return std::nullopt;
+}
+
 Outcome judge(const Judge& j, const Case& c) {
   const OpDef& op = j.op;
   TensorMap inputs = j.gen.inputs(c);
   TensorMap expected;
-  try {
-    expected = j.canon(inputs, c.params);
-  } catch (const LimitError&) {
-    throw;
-  } catch (const std::exception& e) {
-    return fail("uops vs eigen", std::string("the canonical implementation threw: ") + e.what());
-  }
+  if (auto failed = run_or_fail(j.canon, inputs, c.params, &expected, "uops vs eigen",
+                                "the canonical implementation"))
+    return *failed;
   int64_t length = j.gen.reduction_length(c);
   bool transcendental = j.gen.description().transcendental;
   Outcome o;
@@ -123,13 +135,9 @@ Outcome judge(const Judge& j, const Case& c) {
     truth = j.exact(inputs, c.params);
   }
   TensorMap got;
-  try {
-    got = j.impl(inputs, c.params);
-  } catch (const LimitError&) {
-    throw;
-  } catch (const std::exception& e) {
-    return fail("implementation", std::string("the implementation threw: ") + e.what());
-  }
+  if (auto failed =
+          run_or_fail(j.impl, inputs, c.params, &got, "implementation", "the implementation"))
+    return *failed;
   o.cmp =
       compare(expected, got, widen(j.base, length, 0.0, false), truth.empty() ? nullptr : &truth);
   o.ok = o.cmp.ok;

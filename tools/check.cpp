@@ -77,6 +77,21 @@ void write_reports(const nlohmann::json& doc, const std::string& json, const std
 
 }  // namespace
 
+std::vector<DType> dtypes_named(const std::string& name) {
+  if (name == "all") return {DType::f32, DType::f64};
+  return {dtype_from_name(name)};
+}
+
+oracle::CheckOptions check_options(DType dtype, int trials, uint64_t seed,
+                                   const std::string& backend) {
+  oracle::CheckOptions o;
+  o.dtype = dtype;
+  o.trials = trials;
+  o.seed = seed;
+  o.backend = backend;
+  return o;
+}
+
 int check(const CheckArgs& a) {
   if (!a.memory_budget.empty()) set_memory_budget(parse_byte_size(a.memory_budget));
   memory_budget();  // a malformed UOPS_MEMORY_BUDGET is said once, here
@@ -106,8 +121,7 @@ int check(const CheckArgs& a) {
       make_backend(b, forward_program(*ops.front(), DType::f32));  // throws, saying why
       throw Error("backend '" + b + "' cannot run here");
     }
-  std::vector<DType> dtypes = a.dtype == "all" ? std::vector<DType>{DType::f32, DType::f64}
-                                               : std::vector<DType>{dtype_from_name(a.dtype)};
+  std::vector<DType> dtypes = dtypes_named(a.dtype);
   bool replay = !a.shapes.empty() || !a.params.empty();
   if (replay && ops.size() != 1) throw Error("--shape and --param replay a case of one op");
   if (replay && campaign.shards > 1) throw Error("--shard splits random cases, not a replay");
@@ -119,11 +133,7 @@ int check(const CheckArgs& a) {
   for (const OpDef* op : ops)
     for (auto& backend : backends)
       for (DType dtype : dtypes) {
-        oracle::CheckOptions o;
-        o.dtype = dtype;
-        o.trials = a.trials;
-        o.seed = a.seed;
-        o.backend = backend;
+        oracle::CheckOptions o = check_options(dtype, a.trials, a.seed, backend);
         o.uopc_backend = true;
         o.shard = campaign.shard;
         o.shards = campaign.shards;

@@ -54,16 +54,11 @@ int check_kernel(const CheckKernelArgs& a) {
   std::string where = oracle::cuda_kernel_backend(target, &why);
   if (!why.empty())
     std::fprintf(stderr, "uopc: no GPU (%s): the kernel runs on the emulation\n", why.c_str());
-  std::vector<DType> dtypes = a.dtype == "all" ? std::vector<DType>{DType::f32, DType::f64}
-                                               : std::vector<DType>{dtype_from_name(a.dtype)};
+  std::vector<DType> dtypes = dtypes_named(a.dtype);
   oracle::Implementation impl = oracle::cuda_kernel(op, k, target);
   std::vector<oracle::CheckReport> reports;
   for (DType dtype : dtypes) {
-    oracle::CheckOptions o;
-    o.dtype = dtype;
-    o.trials = a.trials;
-    o.seed = a.seed;
-    o.backend = where;
+    oracle::CheckOptions o = check_options(dtype, a.trials, a.seed, where);
     oracle::CheckReport r =
         a.replay.empty() ? oracle::check(op, impl, o) : oracle::replay(op, impl, a.replay, o);
     if (!r.passed && !r.replay.empty()) r.repro = replay_command(a, dtype_name(dtype), r.replay);

@@ -9,6 +9,7 @@
 #include "uops/ir/program.h"
 #include "uops/ir/tensor.h"
 #include "uops/ops/registry.h"
+#include "uops/oracle/harness.h"
 
 namespace uops::tools {
 
@@ -74,5 +75,11 @@ std::pair<std::string, std::string> split_assignment(const std::string& text, co
 // The whole of `text` read as an integer (std::stoll's syntax), or nullopt.
 std::optional<int64_t> parse_integer(const std::string& text);
 ParamMap parse_params(const std::vector<std::string>& items);
+// The dtypes a `--dtype` names: "all" is f32 and f64.
+std::vector<DType> dtypes_named(const std::string& name);
+// The oracle's options as `uopc check` and `uopc check-kernel` start from: `trials` cases of
+// `dtype` from `seed`, reported as `backend`'s.
+oracle::CheckOptions check_options(DType dtype, int trials, uint64_t seed,
+                                   const std::string& backend);
 
 }  // namespace uops::tools

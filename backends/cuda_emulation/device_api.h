@@ -269,20 +269,16 @@ UOPS_EMU_RT inline unsigned __activemask() {
   return uops_emu::warp(uops_emu::kActiveMask, 0u, 0u, 0, 32);
 }
 // The forms without a mask are gone since CUDA 9 (undefined under independent scheduling).
-template <class... A>
-void __shfl(A...) = delete;
-template <class... A>
-void __shfl_up(A...) = delete;
-template <class... A>
-void __shfl_down(A...) = delete;
-template <class... A>
-void __shfl_xor(A...) = delete;
-template <class... A>
-void __ballot(A...) = delete;
-template <class... A>
-void __any(A...) = delete;
-template <class... A>
-void __all(A...) = delete;
+#define UOPS_EMU_GONE(name) \
+  template <class... A>     \
+  void name(A...) = delete;
+UOPS_EMU_GONE(__shfl)
+UOPS_EMU_GONE(__shfl_up)
+UOPS_EMU_GONE(__shfl_down)
+UOPS_EMU_GONE(__shfl_xor)
+UOPS_EMU_GONE(__ballot)
+UOPS_EMU_GONE(__any)
+UOPS_EMU_GONE(__all)
 
 // ---- atomics: fibers of one OS thread, so plain read-modify-writes, reported as atomic ----------
 namespace uops_emu {
@@ -456,29 +452,20 @@ UOPS_EMU_RT inline double max(double a, double b) {
 UOPS_EMU_RT inline double min(double a, double b) {
   return fmin(a, b);
 }
-UOPS_EMU_RT inline float __expf(float x) {
-  return expf(x);
-}
+// The fast forms: the host's full-precision function of the same name without the underscores.
+#define UOPS_EMU_FAST(f)                    \
+  UOPS_EMU_RT inline float __##f(float x) { \
+    return f(x);                            \
+  }
+UOPS_EMU_FAST(expf)
+UOPS_EMU_FAST(logf)
+UOPS_EMU_FAST(log2f)
+UOPS_EMU_FAST(log10f)
+UOPS_EMU_FAST(sinf)
+UOPS_EMU_FAST(cosf)
+UOPS_EMU_FAST(tanf)
 UOPS_EMU_RT inline float __exp10f(float x) {
   return powf(10.0f, x);
-}
-UOPS_EMU_RT inline float __logf(float x) {
-  return logf(x);
-}
-UOPS_EMU_RT inline float __log2f(float x) {
-  return log2f(x);
-}
-UOPS_EMU_RT inline float __log10f(float x) {
-  return log10f(x);
-}
-UOPS_EMU_RT inline float __sinf(float x) {
-  return sinf(x);
-}
-UOPS_EMU_RT inline float __cosf(float x) {
-  return cosf(x);
-}
-UOPS_EMU_RT inline float __tanf(float x) {
-  return tanf(x);
 }
 UOPS_EMU_RT inline float __powf(float x, float y) {
   return powf(x, y);
@@ -572,6 +559,12 @@ struct thread_block {
 UOPS_EMU_RT inline thread_block this_thread_block() {
   return {};
 }
+// A tile's tile.shfl_X(v, o) is __shfl_X_sync(the tile's mask, v, o, N).
+#define UOPS_EMU_TILE_SHUFFLE(name, Operand) \
+  template <class T>                         \
+  UOPS_EMU_RT T name(T v, Operand o) const { \
+    return __##name##_sync(mask(), v, o, N); \
+  }
 template <unsigned N>
 struct thread_block_tile {
   static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "a tile is a power of two up to 32");
@@ -586,25 +579,13 @@ struct thread_block_tile {
   UOPS_EMU_RT unsigned meta_group_size() const { return (this_thread_block().size() + N - 1) / N; }
   static constexpr unsigned size() { return N; }
   static constexpr unsigned num_threads() { return N; }
-  template <class T>
-  UOPS_EMU_RT T shfl(T v, int src) const {
-    return __shfl_sync(mask(), v, src, N);
-  }
-  template <class T>
-  UOPS_EMU_RT T shfl_down(T v, unsigned d) const {
-    return __shfl_down_sync(mask(), v, d, N);
-  }
-  template <class T>
-  UOPS_EMU_RT T shfl_up(T v, unsigned d) const {
-    return __shfl_up_sync(mask(), v, d, N);
-  }
-  template <class T>
-  UOPS_EMU_RT T shfl_xor(T v, int m) const {
-    return __shfl_xor_sync(mask(), v, m, N);
-  }
   UOPS_EMU_RT unsigned ballot(int p) const { return __ballot_sync(mask(), p) >> (lane() / N * N); }
   UOPS_EMU_RT int any(int p) const { return __any_sync(mask(), p); }
   UOPS_EMU_RT int all(int p) const { return __all_sync(mask(), p); }
+  UOPS_EMU_TILE_SHUFFLE(shfl, int)
+  UOPS_EMU_TILE_SHUFFLE(shfl_down, unsigned)
+  UOPS_EMU_TILE_SHUFFLE(shfl_up, unsigned)
+  UOPS_EMU_TILE_SHUFFLE(shfl_xor, int)
 };
 template <unsigned N, class Parent>
 UOPS_EMU_RT thread_block_tile<N> tiled_partition(const Parent&) {

@@ -9,7 +9,6 @@
 // main).
 #include <benchmark/benchmark.h>
 #include <omp.h>
-#include <unistd.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -18,9 +17,9 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <random>
 #include <thread>
 
+#include "bench/common/bench_common.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
@@ -41,13 +40,7 @@ using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 using Map = Eigen::Map<RowMatrix>;
 using ConstMap = Eigen::Map<const RowMatrix>;
 
-Tensor random_tensor(std::vector<int64_t> shape, uint64_t seed) {
-  Tensor t(DType::f32, std::move(shape));
-  std::mt19937 rng{static_cast<uint32_t>(seed)};
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
-  return t;
-}
+using bench::random_tensor;
 
 int threads_for(int arg) {
   return arg == 0 ? int(std::thread::hardware_concurrency()) : arg;
@@ -473,14 +466,8 @@ BENCHMARK(BM_interp_vs_c)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterati
 }  // namespace
 }  // namespace uops
 
-// libgomp reads its wait policy once, when it loads, before main: unless the caller chose one,
-// the benchmark restarts itself with a passive policy, as c_backend.h advises for shared
-// machines (spinning workers take the core the next run's serial part needs).
 int main(int argc, char** argv) {
-  if (!std::getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-  }
+  uops::bench::restart_with_passive_omp(argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

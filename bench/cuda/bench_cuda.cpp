@@ -14,9 +14,9 @@
 
 #include <chrono>
 #include <memory>
-#include <random>
 
 #include "backends/cuda/cuda_device.h"
+#include "bench/common/bench_common.h"
 #include "uops/backends/cuda_runtime_nodes.h"
 #include "uops/ir/graph.h"
 #include "uops/ir/lower.h"
@@ -38,13 +38,7 @@ bool skip_without_device(benchmark::State& state) {
   return true;
 }
 
-Tensor random_tensor(std::vector<int64_t> shape, uint64_t seed) {
-  Tensor t(DType::f32, std::move(shape));
-  std::mt19937 rng{static_cast<uint32_t>(seed)};
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
-  return t;
-}
+using bench::random_tensor;
 
 // z = max((x * y + x - y)^2, x): bench_backends' elementwise workload.
 Program elementwise_program() {

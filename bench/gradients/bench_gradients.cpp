@@ -11,14 +11,13 @@
 // is set, and with glibc's malloc told to keep freed memory (see main).
 #include <benchmark/benchmark.h>
 #include <malloc.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <random>
 #include <string>
 
+#include "bench/common/bench_common.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/ir/binding.h"
 #include "uops/ops/op_gradient.h"
@@ -91,19 +90,12 @@ void register_all() {
 }  // namespace
 }  // namespace uops
 
-// libgomp reads its wait policy once, when it loads, before main: unless the caller chose one,
-// the benchmark restarts itself with a passive policy, as c_backend.h advises for shared
-// machines (spinning workers take the core the next run's serial part needs).
-//
 // run() allocates its outputs on every call. glibc's malloc gives a large freed block back to the
 // system (munmap, or trimming the heap's top) depending on where earlier allocations left it, and
 // the next run faults every page in again: from one process to the next the same gradient took
 // 10 or 200 us (add's, at 256 x 256). Keeping freed memory measures the gradient, not that.
 int main(int argc, char** argv) {
-  if (!std::getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-  }
+  uops::bench::restart_with_passive_omp(argv);
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: blocks below it come from the heap
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   benchmark::Initialize(&argc, argv);

@@ -19,21 +19,16 @@ void bind_errors(py::module_& m) {
       "Valid input past a resource limit (the memory budget, the size of a case): the oracle "
       "skips such a case.";
   internal.doc() = "A broken invariant inside uops: a bug in uops, not in the input.";
-  // Translators are tried last-registered first: the most derived type goes last.
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const InternalError& e) {
-      PyErr_SetString(internal.ptr(), e.what());
-    } catch (const Error& e) {
-      PyErr_SetString(error.ptr(), e.what());
-    }
-  });
+  // A LimitError is an Error: it is caught first.
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const LimitError& e) {
       PyErr_SetString(limit.ptr(), e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    } catch (const InternalError& e) {
+      PyErr_SetString(internal.ptr(), e.what());
     } catch (const PythonAbort& a) {
       a.error->restore();
     }
