@@ -22,9 +22,10 @@ namespace uops::runtime {
 //
 // Each run has an epoch number. A node publishes completion by storing the epoch into its
 // slot, so slots never need resetting between runs, and a skipped node publishes exactly like
-// a finished one, which is what keeps every waiter from hanging after a failure. A stream is
-// run by whoever first stores the epoch into its claim: its worker once awake, or the caller
-// when it needs the stream's work before the worker came.
+// a finished one, which is what keeps every waiter from hanging after a failure. The nodes of a
+// worker's stream are claimed one at a time, in stream order, by whoever comes first: its
+// worker once awake, or the caller while the worker is not there. A worker that wakes late
+// thus still takes the rest of its stream, where claiming the whole stream left it idle.
 namespace {
 
 bool declares_costs(const Graph& graph) {
@@ -46,9 +47,12 @@ struct CpuExecutor::Impl {
   const bool fixed;                  // declared costs or streams bound to devices: never re-plan
   const std::size_t max_streams;     // the first schedule's streams, the re-plan's limit
   std::vector<std::thread> workers;  // worker i serves stream i + 1
-  std::unique_ptr<std::atomic<Epoch>[]> done;     // per node
-  std::unique_ptr<std::atomic<Epoch>[]> claimed;  // per stream
+  std::unique_ptr<std::atomic<Epoch>[]> done;  // per node
+  // Per stream: (run << 32) | how many of its nodes are claimed in that run.
+  std::unique_ptr<std::atomic<std::uint64_t>[]> next;
+  std::unique_ptr<std::atomic<Epoch>[]> present;  // per stream: the last run its worker joined
   std::vector<std::uint32_t> placed_at;           // per node, its place in schedule().order
+  std::vector<std::uint32_t> place_in_stream;     // per node
 
   std::mutex run_mutex;         // serializes run(); everything below is per run
   std::atomic<Epoch> start{0};  // the run the workers serve
@@ -74,6 +78,7 @@ struct CpuExecutor::Impl {
   std::vector<double> trial_ns;
   std::size_t trial = 0;
   unsigned trial_runs_left = 0;
+  bool trial_warming = false;  // the first run of a plan on trial does not count
   static constexpr unsigned kTrialRuns = 2;
 
   Impl(Graph g, CpuExecutorOptions options)
@@ -108,10 +113,18 @@ struct CpuExecutor::Impl {
   void start_streams() {
     const Schedule& schedule = graph.schedule();
     const std::size_t streams = schedule.streams.size();
-    claimed.reset(new std::atomic<Epoch>[streams]);
-    for (StreamIndex s = 0; s < streams; ++s) claimed[s].store(epoch, std::memory_order_relaxed);
+    next.reset(new std::atomic<std::uint64_t>[streams]);
+    present.reset(new std::atomic<Epoch>[streams]);
+    for (StreamIndex s = 0; s < streams; ++s) {
+      next[s].store(std::uint64_t(epoch) << 32, std::memory_order_relaxed);
+      present[s].store(epoch, std::memory_order_relaxed);
+    }
     placed_at.resize(graph.size());
     for (std::uint32_t i = 0; i < schedule.order.size(); ++i) placed_at[schedule.order[i]] = i;
+    place_in_stream.resize(graph.size());
+    for (const std::vector<NodeIndex>& nodes : schedule.streams) {
+      for (std::uint32_t i = 0; i < nodes.size(); ++i) place_in_stream[nodes[i]] = i;
+    }
     cursors.reserve(streams);
     stopping.store(false, std::memory_order_relaxed);
     const Epoch seen = start.load(std::memory_order_relaxed);
@@ -137,25 +150,53 @@ struct CpuExecutor::Impl {
     for (;;) {
       seen = await_change(start, seen, spin);
       if (stopping.load(std::memory_order_relaxed)) return;
-      if (!claim(stream, seen)) continue;  // the caller ran it
-      const Schedule& schedule = graph.schedule();
-      for (NodeIndex n : schedule.streams[stream]) {
-        for (std::uint32_t w : schedule.waits[n]) await(done[schedule.signals[w].producer], seen);
-        run_node(n, seen);
-      }
-      // The caller waits for every stream's last node, signaled or not.
-      if (!schedule.streams[stream].empty()) done[schedule.streams[stream].back()].notify_all();
+      present[stream].store(seen, std::memory_order_relaxed);  // the caller leaves the rest
+      for (std::uint32_t place; claim_next(stream, seen, place);) run_place(stream, place, seen);
     }
   }
 
-  // Claims `stream` for run e unless someone claimed it for e already, or for a later run: a
-  // worker that read e from `start` and was preempted must not take a stream of a later run.
-  bool claim(StreamIndex stream, Epoch e) {
-    Epoch last = claimed[stream].load(std::memory_order_relaxed);
-    while (last < e) {
-      if (claimed[stream].compare_exchange_weak(last, e, std::memory_order_acq_rel)) return true;
+  // How many nodes of `stream` are claimed in run e.
+  std::uint32_t claimed(StreamIndex stream, Epoch e) const {
+    const std::uint64_t now = next[stream].load(std::memory_order_acquire);
+    return Epoch(now >> 32) == e ? std::uint32_t(now) : 0;
+  }
+
+  // Claims the node at `place` of `stream` for run e, if it is the next unclaimed one.
+  bool claim(StreamIndex stream, Epoch e, std::uint32_t place) {
+    std::uint64_t expected = place == 0 ? next[stream].load(std::memory_order_relaxed)
+                                        : (std::uint64_t(e) << 32) | place;
+    if (place == 0 && Epoch(expected >> 32) >= e) return false;
+    return next[stream].compare_exchange_strong(expected, (std::uint64_t(e) << 32) | (place + 1),
+                                                std::memory_order_acq_rel);
+  }
+
+  // Claims the next unclaimed node of `stream` for run e into `place`; false once all are
+  // claimed, or once run e is over (a worker preempted since it read e must not take part in
+  // a later run).
+  bool claim_next(StreamIndex stream, Epoch e, std::uint32_t& place) {
+    const std::size_t size = graph.schedule().streams[stream].size();
+    std::uint64_t now = next[stream].load(std::memory_order_relaxed);
+    for (;;) {
+      const Epoch run = Epoch(now >> 32);
+      if (run > e) return false;
+      place = run == e ? std::uint32_t(now) : 0;
+      if (place == size) return false;
+      if (next[stream].compare_exchange_weak(now, (std::uint64_t(e) << 32) | (place + 1),
+                                             std::memory_order_acq_rel)) {
+        return true;
+      }
     }
-    return false;
+  }
+
+  // Runs a claimed node once its predecessor on the stream (claimed earlier, maybe by another
+  // thread) and its producers have.
+  void run_place(StreamIndex stream, std::uint32_t place, Epoch e) {
+    const Schedule& schedule = graph.schedule();
+    const std::vector<NodeIndex>& nodes = schedule.streams[stream];
+    if (place > 0) await(done[nodes[place - 1]], e);
+    const NodeIndex n = nodes[place];
+    for (std::uint32_t w : schedule.waits[n]) await(done[schedule.signals[w].producer], e);
+    run_node(n, e);
   }
 
   // The caller serves device 0's first stream: it may take over that device's streams only.
@@ -173,32 +214,33 @@ struct CpuExecutor::Impl {
   void run_node(NodeIndex n, Epoch e) {
     if (!failed.load(std::memory_order_relaxed)) execute(n);
     done[n].store(e, std::memory_order_release);
-    if (graph.schedule().signaled[n]) done[n].notify_all();
+    // A worker's stream may be shared with the caller, who then waits on any of its nodes.
+    const Schedule& schedule = graph.schedule();
+    if (schedule.signaled[n] || schedule.stream_of[n] != 0) done[n].notify_all();
   }
 
-  // The caller runs stream 0 and every stream it takes over, merged in the schedule's order:
-  // that order is topological, so whatever a node of these streams waits for on them has run.
+  // The caller runs stream 0 and the nodes it claims of streams whose worker is not there,
+  // merged in the schedule's order: that order is topological, so whatever such a node waits
+  // for on these streams has run. It stops claiming a stream's nodes once the worker comes.
   void run_caller(Epoch e) {
     const Schedule& schedule = graph.schedule();
     cursors.clear();
     if (!schedule.streams.empty()) cursors.push_back({0, 0});
     for (;;) {
-      Cursor* at = nullptr;
-      for (Cursor& c : cursors) {
-        if (c.next == schedule.streams[c.stream].size()) continue;
-        if (!at || placed_at[schedule.streams[c.stream][c.next]] <
-                       placed_at[schedule.streams[at->stream][at->next]]) {
-          at = &c;
-        }
-      }
+      Cursor* at = first_in_order(e);
       if (!at) {
-        // Out of work: take the streams no worker has started yet, else wait for the others.
-        if (!take_unstarted(e)) break;
+        // Out of work: take the streams whose worker is not there, else wait for the others.
+        if (!take_absent(e)) break;
         continue;
       }
       const NodeIndex n = schedule.streams[at->stream][at->next];
       if (!wait_or_take(n, e)) continue;  // took a stream: its earlier nodes come first
-      run_node(n, e);
+      if (at->stream == 0) {
+        run_node(n, e);
+      } else {
+        if (!claim(at->stream, e, at->next)) continue;  // the worker came and took it
+        run_place(at->stream, at->next, e);
+      }
       ++at->next;
     }
     for (StreamIndex s = 1; s < schedule.streams.size(); ++s) {
@@ -206,16 +248,50 @@ struct CpuExecutor::Impl {
     }
   }
 
-  // Waits for what n needs, unless some of it is on a stream no worker has started: then
-  // takes that stream over and returns false.
+  // The caller's cursor whose next node comes first in the schedule's order, after dropping
+  // the streams whose worker came and skipping what others claimed.
+  Cursor* first_in_order(Epoch e) {
+    const Schedule& schedule = graph.schedule();
+    Cursor* at = nullptr;
+    for (Cursor& c : cursors) {
+      if (c.stream != 0) {
+        if (present[c.stream].load(std::memory_order_relaxed) == e) {
+          c.next = schedule.streams[c.stream].size();
+          continue;
+        }
+        c.next = std::max<std::size_t>(c.next, claimed(c.stream, e));
+      }
+      if (c.next == schedule.streams[c.stream].size()) continue;
+      if (!at || placed_at[schedule.streams[c.stream][c.next]] <
+                     placed_at[schedule.streams[at->stream][at->next]]) {
+        at = &c;
+      }
+    }
+    return at;
+  }
+
+  bool has_cursor(StreamIndex stream) const {
+    return std::any_of(cursors.begin(), cursors.end(),
+                       [&](const Cursor& c) { return c.stream == stream; });
+  }
+
+  // Whether the caller may claim `stream`'s nodes in run e: its worker is not there yet.
+  bool absent(StreamIndex stream, Epoch e) const {
+    return stream != 0 && caller_may_take(stream) &&
+           present[stream].load(std::memory_order_relaxed) != e && !has_cursor(stream);
+  }
+
+  // Waits for what n needs, unless some of it is unclaimed on a stream whose worker is not
+  // there: then starts claiming that stream's nodes and returns false.
   bool wait_or_take(NodeIndex n, Epoch e) {
     const Schedule& schedule = graph.schedule();
     for (std::uint32_t w : schedule.waits[n]) {
       const NodeIndex producer = schedule.signals[w].producer;
       if (done[producer].load(std::memory_order_acquire) == e) continue;
       const StreamIndex stream = schedule.stream_of[producer];
-      if (caller_may_take(stream) && claim(stream, e)) {
-        cursors.push_back({stream, 0});
+      const std::uint32_t from = claimed(stream, e);
+      if (absent(stream, e) && place_in_stream[producer] >= from) {
+        cursors.push_back({stream, from});
         return false;
       }
       await(done[producer], e);
@@ -223,11 +299,12 @@ struct CpuExecutor::Impl {
     return true;
   }
 
-  bool take_unstarted(Epoch e) {
+  bool take_absent(Epoch e) {
     bool took = false;
     for (StreamIndex s = 1; s < graph.schedule().streams.size(); ++s) {
-      if (caller_may_take(s) && claim(s, e)) {
-        cursors.push_back({s, 0});
+      const std::uint32_t from = claimed(s, e);
+      if (absent(s, e) && from < graph.schedule().streams[s].size()) {
+        cursors.push_back({s, from});
         took = true;
       }
     }
@@ -299,15 +376,23 @@ struct CpuExecutor::Impl {
       trial_ns.assign(trials.size(), std::numeric_limits<double>::infinity());
       trial = 0;
       trial_runs_left = kTrialRuns;
+      trial_warming = true;
     }
     adopt(std::move(planned));
   }
 
+  // A plan's first run starts workers that were just created, which may not be scheduled yet
+  // (a busy core): only the runs after it count.
   void record_trial(double run_ns) {
+    if (trial_warming) {
+      trial_warming = false;
+      return;
+    }
     trial_ns[trial] = std::min(trial_ns[trial], run_ns);
     if (--trial_runs_left != 0) return;
     if (++trial < trials.size()) {
       trial_runs_left = kTrialRuns;
+      trial_warming = true;
       adopt(trials[trial]);
       return;
     }

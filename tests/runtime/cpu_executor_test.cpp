@@ -257,7 +257,8 @@ TEST(CpuExecutor, CheapNodesEndOnOneStreamAfterMeasuring) {
   }
 }
 
-// Branches that take far longer than a wake-up stay on their own streams.
+// Branches that take far longer than a wake-up stay on their own streams: after the measured
+// run, each plan's trial takes three runs (the first, which starts its workers, not counted).
 TEST(CpuExecutor, LongBranchesStayParallelAfterMeasuring) {
   GraphBuilder b;
   NodeRef source = b.add("source", [] {}, {}, {});
@@ -269,7 +270,7 @@ TEST(CpuExecutor, LongBranchesStayParallelAfterMeasuring) {
         .then(sink);
   }
   CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = 2}));
-  for (int run = 0; run < 6; ++run) executor.run();
+  for (int run = 0; run < 7; ++run) executor.run();
   EXPECT_EQ(executor.graph().schedule().streams.size(), 2u);
   EXPECT_GT(executor.graph().schedule().handoff_ns, 0.0);
 }
@@ -312,6 +313,52 @@ TEST(CpuExecutor, CallerTakesOverAStreamWhoseWorkerIsAsleep) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   EXPECT_GT(taken, 0);
+}
+
+// A stream is claimed node by node: when the caller started on a sleeping worker's stream, the
+// worker, once awake, takes the nodes the caller has not reached.
+TEST(CpuExecutor, AWorkerThatWakesLateTakesTheRestOfItsStream) {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<std::thread::id> ran_on(3);
+  GraphBuilder b;
+  NodeRef source = b.add("source", [] {}, {}, {});
+  NodeRef sink = b.add("sink", [] {}, {}, {});
+  NodeRef a = source.then(b.add("a0", [] {}, {}, {}));
+  for (int i = 1; i < 4; ++i) a = a.then(b.add("a" + std::to_string(i), [] {}, {}, {}));
+  a.then(sink);
+  NodeRef branch = source;
+  for (std::size_t i = 0; i < ran_on.size(); ++i) {
+    branch = branch.then(b.add("b" + std::to_string(i),
+                               [&ran_on, i, caller] {
+                                 ran_on[i] = std::this_thread::get_id();
+                                 // On the caller, leave the woken worker time to claim the next
+                                 // node.
+                                 if (ran_on[i] == caller)
+                                   std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                               },
+                               {}, {}));
+  }
+  branch.then(sink);
+  CpuExecutor executor(
+      std::move(b).build(BuildOptions{.max_streams = 2}),
+      CpuExecutorOptions{.spin = std::chrono::microseconds(0), .measured_runs = 0});
+  const Graph& graph = executor.graph();
+  ASSERT_EQ(graph.schedule().streams.size(), 2u);
+  for (NodeIndex n = 0; n < graph.size(); ++n) {
+    const char kind = graph.node(n).name[0];
+    if (kind == 'a' || kind == 'b') {
+      ASSERT_EQ(graph.schedule().stream_of[n], kind == 'b' ? 1u : 0u) << n;
+    }
+  }
+  int split = 0;
+  for (int run = 0; run < 20 && split == 0; ++run) {
+    std::fill(ran_on.begin(), ran_on.end(), std::thread::id());
+    executor.run();
+    for (const std::thread::id& id : ran_on) ASSERT_NE(id, std::thread::id());
+    split += ran_on.front() == caller && ran_on.back() != caller;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GT(split, 0);
 }
 
 }  // namespace

@@ -1,16 +1,17 @@
 // Runs a Graph's schedule on the CPU: one thread per stream, kept across runs so a run costs a
 // wake-up per stream rather than a thread start. The calling thread serves as stream 0, and
-// takes over any stream whose worker has not woken up by the time the caller needs that
-// stream's work, so a late wake-up never makes a run slower than the caller alone would be
-// (with a device schedule, only device 0's streams: see devices.h).
+// runs the nodes of any stream whose worker has not woken up by the time the caller needs
+// that stream's work, one node at a time until the worker comes, so a late wake-up never makes
+// a run slower than the caller alone would be, and a worker that wakes late still takes the
+// rest of its stream (with a device schedule, only device 0's streams: see devices.h).
 //
 // Unless some node declares a cost, the executor times every node on its first runs and then
 // re-plans the schedule from those times and from the measured cost of a hand-off and of a
 // wake-up on this machine: nodes cheaper than a hand-off stay on their predecessor's stream,
 // and a graph whose parallel branches are all cheaper than a wake-up runs on one stream. When
 // that plan still uses several streams, the next runs try it and the same graph on one stream
-// (two runs each) and keep the faster, since a hand-off in a real run costs more than the
-// measured one (the data's cache lines move too).
+// (three runs each, the first not counted: it starts the plan's workers) and keep the faster, since
+// a hand-off in a real run costs more than the measured one (the data's cache lines move too).
 #pragma once
 
 #include <chrono>
