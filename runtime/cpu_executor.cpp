@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +52,8 @@ struct CpuExecutor::Impl {
   // Per stream: (run << 32) | how many of its nodes are claimed in that run.
   std::unique_ptr<std::atomic<std::uint64_t>[]> next;
   std::unique_ptr<std::atomic<Epoch>[]> present;  // per stream: the last run its worker joined
+  std::unique_ptr<std::atomic<Epoch>[]> parked;   // per stream: the last run its worker left
+  std::unique_ptr<std::atomic<Epoch>[]> worked;   // per stream: the last run its worker ran in
   std::vector<std::uint32_t> placed_at;           // per node, its place in schedule().order
   std::vector<std::uint32_t> place_in_stream;     // per node
 
@@ -59,6 +62,7 @@ struct CpuExecutor::Impl {
   std::atomic<bool> stopping{false};
   std::atomic<bool> failed{false};
   Epoch epoch = 0;
+  Epoch woken = 0;  // the last run that woke the workers
   std::mutex error_mutex;
   std::exception_ptr first_error;
   bool timing = false;
@@ -72,14 +76,14 @@ struct CpuExecutor::Impl {
   std::vector<Cursor> cursors;  // the streams the caller runs
   unsigned measure_left = 0;
   std::vector<double> measured_ns;  // per node, fastest of the timed runs
-  // After a re-plan to several streams: the plans on trial, each's fastest run, the one running
-  // and how many of its runs are left.
-  std::vector<Graph> trials;
-  std::vector<double> trial_ns;
+  // After a re-plan to several streams, the trial against one stream: the plan not running,
+  // each plan's fastest run (0: the re-planned one, 1: one stream), the one running and how
+  // many trial runs are left.
+  std::optional<Graph> waiting_plan;
+  double trial_ns[2] = {};
   std::size_t trial = 0;
   unsigned trial_runs_left = 0;
-  bool trial_warming = false;  // the first run of a plan on trial does not count
-  static constexpr unsigned kTrialRuns = 2;
+  static constexpr unsigned kTrialRounds = 3;
 
   Impl(Graph g, CpuExecutorOptions options)
       : graph(std::move(g)),
@@ -96,7 +100,7 @@ struct CpuExecutor::Impl {
     ended.resize(graph.size());
     ran.resize(graph.size());
     arm_measurement(measured_runs);
-    start_streams();
+    start_workers();
   }
 
   ~Impl() { stop_workers(); }
@@ -104,18 +108,15 @@ struct CpuExecutor::Impl {
   void arm_measurement(unsigned runs) {
     if (fixed || max_streams <= 1 || runs == 0) return;
     measure_left = runs;
-    trials.clear();
+    waiting_plan.reset();
     trial_runs_left = 0;
     measured_ns.assign(graph.size(), std::numeric_limits<double>::infinity());
   }
 
-  // Per-stream state and one worker per stream but the caller's, for the current schedule.
-  void start_streams() {
+  // The tables of the current schedule, and the streams' counters reset.
+  void index_schedule() {
     const Schedule& schedule = graph.schedule();
-    const std::size_t streams = schedule.streams.size();
-    next.reset(new std::atomic<std::uint64_t>[streams]);
-    present.reset(new std::atomic<Epoch>[streams]);
-    for (StreamIndex s = 0; s < streams; ++s) {
+    for (StreamIndex s = 0; s < max_streams; ++s) {
       next[s].store(std::uint64_t(epoch) << 32, std::memory_order_relaxed);
       present[s].store(epoch, std::memory_order_relaxed);
     }
@@ -125,12 +126,25 @@ struct CpuExecutor::Impl {
     for (const std::vector<NodeIndex>& nodes : schedule.streams) {
       for (std::uint32_t i = 0; i < nodes.size(); ++i) place_in_stream[nodes[i]] = i;
     }
-    cursors.reserve(streams);
-    stopping.store(false, std::memory_order_relaxed);
-    const Epoch seen = start.load(std::memory_order_relaxed);
+  }
+
+  // One worker per stream but the caller's, up to the first schedule's streams, kept for the
+  // executor's life: a re-planned schedule uses those it needs. (Workers started anew at each
+  // re-plan were placed on the caller's core and took runs to move, which biased the trial.)
+  void start_workers() {
+    next.reset(new std::atomic<std::uint64_t>[max_streams]);
+    present.reset(new std::atomic<Epoch>[max_streams]);
+    parked.reset(new std::atomic<Epoch>[max_streams]);
+    worked.reset(new std::atomic<Epoch>[max_streams]);
+    for (StreamIndex s = 0; s < max_streams; ++s) {
+      parked[s].store(0, std::memory_order_relaxed);
+      worked[s].store(0, std::memory_order_relaxed);
+    }
+    index_schedule();
+    cursors.reserve(max_streams);
     try {
-      for (StreamIndex s = 1; s < streams; ++s) {
-        workers.emplace_back([this, s, seen] { serve(s, seen); });
+      for (StreamIndex s = 1; s < max_streams; ++s) {
+        workers.emplace_back([this, s] { serve(s, 0); });
       }
     } catch (...) {
       stop_workers();
@@ -150,8 +164,16 @@ struct CpuExecutor::Impl {
     for (;;) {
       seen = await_change(start, seen, spin);
       if (stopping.load(std::memory_order_relaxed)) return;
-      present[stream].store(seen, std::memory_order_relaxed);  // the caller leaves the rest
-      for (std::uint32_t place; claim_next(stream, seen, place);) run_place(stream, place, seen);
+      if (stream < graph.schedule().streams.size()) {
+        present[stream].store(seen, std::memory_order_relaxed);  // the caller leaves the rest
+        for (std::uint32_t place; claim_next(stream, seen, place);) {
+          worked[stream].store(seen, std::memory_order_relaxed);
+          run_place(stream, place, seen);
+        }
+      }
+      // Done with the schedule for this run: a re-plan may replace it.
+      parked[stream].store(seen, std::memory_order_release);
+      parked[stream].notify_all();
     }
   }
 
@@ -337,11 +359,14 @@ struct CpuExecutor::Impl {
       std::fill(ran.begin(), ran.end(), 0);
       run_start = Clock::now();
     }
-    // Wake the workers first, so their wake-up overlaps the caller's work. The release
-    // publishes the per-run fields above to them.
+    // Wake the workers first, so their wake-up overlaps the caller's work (none on a
+    // schedule of one stream). The release publishes the per-run fields above to them.
     const Clock::time_point began_run = Clock::now();
-    start.store(e, std::memory_order_release);
-    start.notify_all();
+    if (graph.schedule().streams.size() > 1) {
+      woken = e;
+      start.store(e, std::memory_order_release);
+      start.notify_all();
+    }
     run_caller(e);
     const Clock::duration took = Clock::now() - began_run;
     if (trace) fill(*trace);
@@ -349,7 +374,7 @@ struct CpuExecutor::Impl {
     if (measure_left != 0) {
       record_measurement();
     } else if (trial_runs_left != 0) {
-      record_trial(std::chrono::duration<double, std::nano>(took).count());
+      record_trial(std::chrono::duration<double, std::nano>(took).count(), e);
     }
   }
 
@@ -372,40 +397,48 @@ struct CpuExecutor::Impl {
     Graph planned = graph.rescheduled(measured_ns, options);
     if (planned.schedule().streams.size() > 1) {
       options.max_streams = 1;
-      trials = {planned, planned.rescheduled(measured_ns, options)};
-      trial_ns.assign(trials.size(), std::numeric_limits<double>::infinity());
+      waiting_plan = planned.rescheduled(measured_ns, options);
+      trial_ns[0] = trial_ns[1] = std::numeric_limits<double>::infinity();
       trial = 0;
-      trial_runs_left = kTrialRuns;
-      trial_warming = true;
+      trial_runs_left = 2 * kTrialRounds;
     }
     adopt(std::move(planned));
   }
 
-  // A plan's first run starts workers that were just created, which may not be scheduled yet
-  // (a busy core): only the runs after it count.
-  void record_trial(double run_ns) {
-    if (trial_warming) {
-      trial_warming = false;
-      return;
+  // The two plans run in turns, so that whatever slows runs down for a while (a neighbour's
+  // threads spinning on the other core, a new worker the kernel has not yet moved off the
+  // caller's core) weighs on both; the faster run of each decides. A run of the re-planned
+  // plan in which some worker ran nothing measured the caller alone, not the plan: it does
+  // not count, and if no run counts the re-planned plan is kept, since a stream whose worker
+  // does not come costs the caller only its claims.
+  void record_trial(double run_ns, Epoch e) {
+    bool counts = true;
+    for (StreamIndex s = 1; trial == 0 && s < graph.schedule().streams.size(); ++s) {
+      counts &=
+          graph.schedule().streams[s].empty() || worked[s].load(std::memory_order_relaxed) == e;
     }
-    trial_ns[trial] = std::min(trial_ns[trial], run_ns);
-    if (--trial_runs_left != 0) return;
-    if (++trial < trials.size()) {
-      trial_runs_left = kTrialRuns;
-      trial_warming = true;
-      adopt(trials[trial]);
-      return;
+    if (counts) trial_ns[trial] = std::min(trial_ns[trial], run_ns);
+    const bool one_stream_faster =
+        trial_ns[1] < trial_ns[0] && trial_ns[0] != std::numeric_limits<double>::infinity();
+    const std::size_t next = --trial_runs_left != 0 ? 1 - trial : one_stream_faster;
+    if (next != trial) {
+      await_parked();
+      std::swap(graph, *waiting_plan);
+      index_schedule();
+      trial = next;
     }
-    const auto best = std::min_element(trial_ns.begin(), trial_ns.end()) - trial_ns.begin();
-    adopt(std::move(trials[std::size_t(best)]));
-    trials.clear();
+    if (trial_runs_left == 0) waiting_plan.reset();
   }
 
-  // Stops the workers, since the new schedule may have other streams, and starts those it has.
+  // Replaces the schedule between runs, once every worker is done reading the last one.
   void adopt(Graph planned) {
-    stop_workers();
+    await_parked();
     graph = std::move(planned);
-    start_streams();
+    index_schedule();
+  }
+
+  void await_parked() {
+    for (StreamIndex s = 1; s < max_streams; ++s) await(parked[s], woken);
   }
 
   void fill(Trace& trace) const {

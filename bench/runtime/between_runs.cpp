@@ -245,8 +245,7 @@ Row measure(const Case& c, std::chrono::microseconds pause, int samples, bool pe
   std::unique_ptr<runtime::CpuExecutor> uops, one_stream;
   ThreadIds uops_threads, no_threads;
   // Its first run is measured and re-plans; a plan on several streams is then tried against
-  // one stream, three runs each (the first not counted). Each step may start other workers:
-  // they all count.
+  // one stream, three runs each in turns. The workers it starts count.
   add_threads(uops_threads, [&] {
     uops = std::make_unique<runtime::CpuExecutor>(uops_graph(c.n, c.edges, body, 2));
     for (int run = 0; run < 7; ++run) {

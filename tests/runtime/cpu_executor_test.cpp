@@ -258,7 +258,7 @@ TEST(CpuExecutor, CheapNodesEndOnOneStreamAfterMeasuring) {
 }
 
 // Branches that take far longer than a wake-up stay on their own streams: after the measured
-// run, each plan's trial takes three runs (the first, which starts its workers, not counted).
+// run, the trial against one stream takes six runs.
 TEST(CpuExecutor, LongBranchesStayParallelAfterMeasuring) {
   GraphBuilder b;
   NodeRef source = b.add("source", [] {}, {}, {});

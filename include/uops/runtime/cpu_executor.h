@@ -10,8 +10,8 @@
 // wake-up on this machine: nodes cheaper than a hand-off stay on their predecessor's stream,
 // and a graph whose parallel branches are all cheaper than a wake-up runs on one stream. When
 // that plan still uses several streams, the next runs try it and the same graph on one stream
-// (three runs each, the first not counted: it starts the plan's workers) and keep the faster, since
-// a hand-off in a real run costs more than the measured one (the data's cache lines move too).
+// (three runs each, in turns, so that a slow spell weighs on both) and keep the faster, since a
+// hand-off in a real run costs more than the measured one (the data's cache lines move too).
 #pragma once
 
 #include <chrono>
