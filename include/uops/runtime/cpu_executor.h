@@ -1,5 +1,5 @@
-// Runs a Graph's schedule on the CPU: one thread per stream, kept across runs so a run costs a
-// wake-up per stream rather than a thread start. The calling thread serves as stream 0, and
+// Runs a Graph's schedule on the CPU: one thread per stream, kept across runs and re-plans so a run
+// costs a wake-up per stream rather than a thread start. The calling thread serves as stream 0, and
 // runs the nodes of any stream whose worker has not woken up by the time the caller needs
 // that stream's work, one node at a time until the worker comes, so a late wake-up never makes
 // a run slower than the caller alone would be, and a worker that wakes late still takes the
