@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -233,6 +234,53 @@ TEST(CpuExecutor, RandomDagsNeverViolateADependency) {
       ASSERT_EQ(cells, expected);
     }
   }
+}
+
+// The same check through a re-plan and the trial against one stream, which switch schedules
+// between runs while the workers stay: one node in 50 computes for about 20 us, so that the
+// re-plan keeps several streams and the trial runs.
+TEST(CpuExecutor, RandomDagsStayOrderedThroughRePlans) {
+  std::mt19937 rng(7);
+  RandomProgram program(kRandomNodes / 4, rng);
+  const std::size_t n = program.reads.size();
+  std::vector<long> cells(RandomProgram::kBuffers);
+  std::atomic<std::uint64_t> clock{0};
+  std::vector<std::uint64_t> start(n), end(n);
+  GraphBuilder b;
+  std::vector<NodeRef> refs;
+  for (std::size_t i = 0; i < n; ++i) {
+    refs.push_back(b.add(
+        "n",
+        [&, i] {
+          start[i] = clock.fetch_add(1, std::memory_order_relaxed);
+          if (i % 50 == 0) {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+            while (std::chrono::steady_clock::now() < until) {
+            }
+          }
+          RandomProgram::step(cells, program.reads[i], program.writes[i], long(i));
+          end[i] = clock.fetch_add(1, std::memory_order_relaxed);
+        },
+        program.reads[i], program.writes[i]));
+  }
+  for (auto [from, to] : program.explicit_edges) refs[from].then(refs[to]);
+  CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = 3}),
+                       CpuExecutorOptions{.spin = std::chrono::microseconds(20)});
+  const std::vector<long> expected = program.sequential();
+  const auto pairs = program.ordered_pairs();
+  std::set<std::size_t> stream_counts = {executor.graph().schedule().streams.size()};
+  for (int run = 0; run < 12; ++run) {
+    std::fill(cells.begin(), cells.end(), 0);
+    const std::uint64_t run_start = clock.load();
+    executor.run();
+    stream_counts.insert(executor.graph().schedule().streams.size());
+    ASSERT_EQ(clock.load() - run_start, 2 * n) << "some kernel did not run once";
+    for (auto [i, j] : pairs) {
+      ASSERT_LT(end[i], start[j]) << "node " << j << " started before node " << i << " ended";
+    }
+    ASSERT_EQ(cells, expected);
+  }
+  EXPECT_GT(stream_counts.size(), 1u) << "no re-plan changed the schedule";
 }
 
 // Empty kernels with a hand-off at every rung: the first run measures them, and the re-plan
