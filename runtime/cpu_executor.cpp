@@ -246,6 +246,10 @@ struct CpuExecutor::Impl {
   // for on these streams has run. It stops claiming a stream's nodes once the worker comes.
   void run_caller(Epoch e) {
     const Schedule& schedule = graph.schedule();
+    if (schedule.streams.size() == 1) {  // nothing to wait for or take: the common plan
+      for (NodeIndex n : schedule.streams[0]) run_node(n, e);
+      return;
+    }
     cursors.clear();
     if (!schedule.streams.empty()) cursors.push_back({0, 0});
     for (;;) {

@@ -1,5 +1,7 @@
 #include "handoff_cost.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -34,6 +36,17 @@ double fastest(const std::vector<double>& values) {
   return *std::min_element(values.begin(), values.end());
 }
 
+// Keeps the calling thread off `cpu` (the measuring thread's): a new thread often starts on
+// its creator's core and takes milliseconds to move, and until then every hand-off measured is
+// a switch between two threads of one core (8 us instead of 0.03), which is not what workers
+// that have settled on their own cores pay.
+void keep_off(int cpu) {
+  cpu_set_t allowed;
+  if (cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  CPU_CLR(cpu, &allowed);
+  if (CPU_COUNT(&allowed) > 0) sched_setaffinity(0, sizeof allowed, &allowed);
+}
+
 // Round trips between two polling threads; a batch's time per one-way hand-off, the fastest
 // batch. The fastest, not a typical one: on a loaded machine most batches wait for a core,
 // and an optimistic figure only sends a plan to the executor's trial against one stream,
@@ -41,7 +54,8 @@ double fastest(const std::vector<double>& values) {
 double signal_ns() {
   constexpr int kBatches = 7, kRoundTrips = 50;
   std::atomic<std::uint32_t> ping{0}, pong{0};
-  std::thread echo([&] {
+  std::thread echo([&, cpu = sched_getcpu()] {
+    keep_off(cpu);
     for (std::uint32_t i = 1; i <= kBatches * kRoundTrips; ++i) {
       poll_until(ping, i);
       pong.store(i, std::memory_order_release);
@@ -67,7 +81,8 @@ double wakeup_ns() {
   constexpr int kSamples = 9;
   std::atomic<std::uint32_t> bell{0};
   std::atomic<std::int64_t> woke{0};
-  std::thread sleeper([&] {
+  std::thread sleeper([&, cpu = sched_getcpu()] {
+    keep_off(cpu);
     for (std::uint32_t i = 1; i <= kSamples; ++i) {
       bell.wait(i - 1, std::memory_order_acquire);
       woke.store(Clock::now().time_since_epoch().count(), std::memory_order_release);
