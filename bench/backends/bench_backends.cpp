@@ -4,9 +4,11 @@
 // bound, a memcpy moving as many bytes as the workload's inputs and outputs together. Each
 // benchmark iteration times uops and every peer once, interleaved; the counters are medians
 // over the iterations of `C/<peer>`, the peer's time over uops' `run_into()` time, into outputs
-// reused from call to call as the peers' are (above 1: uops is faster). Plus compile latency (cold
-// and cache hit) and interpreter against C. Runs with OMP_WAIT_POLICY=passive unless it is set (see
-// main).
+// reused from call to call as the peers' are (above 1: uops is faster). A peer whose output the
+// workload states is checked once against uops' before timing (a wrong one gets `wrong/<peer>`
+// instead of a ratio). The training workloads (issue 30) follow the forward ones;
+// bench/backends/table.py prints their table. Plus compile latency (cold and cache hit) and
+// interpreter against C. Runs with OMP_WAIT_POLICY=passive unless it is set (see main).
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
