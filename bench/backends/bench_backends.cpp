@@ -4,19 +4,24 @@
 // bound, a memcpy moving as many bytes as the workload's inputs and outputs together. Each
 // benchmark iteration times uops and every peer once, interleaved; the counters are medians
 // over the iterations of `C/<peer>`, the peer's time over uops' `run_into()` time, into outputs
-// reused from call to call as the peers' are (above 1: uops is faster). Plus compile latency (cold
-// and cache hit) and interpreter against C. Runs with OMP_WAIT_POLICY=passive unless it is set (see
-// main).
+// reused from call to call as the peers' are (above 1: uops is faster). A peer whose output the
+// workload states is checked once against uops' before timing (a wrong one gets `wrong/<peer>`
+// instead of a ratio). The training workloads (issue 30) follow the forward ones;
+// bench/backends/table.py prints their table. Plus compile latency (cold and cache hit) and
+// interpreter against C. Runs with OMP_WAIT_POLICY=passive unless it is set (see main).
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "bench/common/bench_common.h"
@@ -62,13 +67,22 @@ double seconds_per_run(F&& f) {
   return elapsed / reps;
 }
 
+// A peer's output in uops' layout (after the peer ran once), for the one-time check that the
+// peer computes what uops does.
+struct PeerOutput {
+  std::string peer;    // "Eigen", "oneDNN" ...
+  std::string output;  // the uops program's output it must equal
+  std::function<const float*()> data;
+};
+
 struct Workload {
   Program program;
   TensorMap inputs;
   ParamMap params;
-  std::function<void()> eigen;                                       // writes into buffers it owns
+  std::function<void()> eigen;  // writes into buffers it owns; unset: no Eigen column
   std::vector<std::pair<std::string, std::function<void()>>> peers;  // OpenBLAS, oneDNN
   int64_t output_bytes = 0;                                          // for the copy bound
+  std::vector<PeerOutput> checks;
 };
 
 // im2col of an NHWC input for a KxK, stride 1, pad K/2 convolution: one row per output pixel.
@@ -114,6 +128,15 @@ struct Dnnl {
 
 memory dnnl_memory(const memory::dims& dims, Tag tag, void* data) {
   return memory({dims, memory::data_type::f32, tag}, Dnnl::engine(), data);
+}
+
+// Several primitives run in order on one stream, as one peer.
+std::function<void()> dnnl_chain(std::vector<Dnnl> steps) {
+  return [steps] {
+    dnnl::stream s(Dnnl::engine());
+    for (auto& d : steps) d.prim->execute(s, d.args);
+    s.wait();
+  };
 }
 #endif
 
@@ -301,6 +324,28 @@ Workload matmul_grad() {
     benchmark::DoNotOptimize(db->data());
   });
 #endif
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    // The same two GEMMs, into buffers of its own for the check (issue 30); Tag::ba reads a
+    // row-major matrix as its transpose, so the transposes are strides, not copies.
+    auto da1 = std::make_shared<RowMatrix>(n, n), db1 = std::make_shared<RowMatrix>(n, n);
+    auto mm = [](memory src, memory wei, memory dst) {
+      dnnl::matmul::primitive_desc pd({src.get_desc(), wei.get_desc(), dst.get_desc()},
+                                      Dnnl::engine());
+      return Dnnl{std::make_shared<dnnl::matmul>(pd),
+                  {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}}};
+    };
+    auto in = [](const float* p, int64_t n, Tag t) {
+      return dnnl_memory({n, n}, t, const_cast<float*>(p));
+    };
+    w.peers.emplace_back(
+        "oneDNN",
+        dnnl_chain({mm(in(gp, n, Tag::ab), in(bp, n, Tag::ba), in(da1->data(), n, Tag::ab)),
+                    mm(in(ap, n, Tag::ba), in(gp, n, Tag::ab), in(db1->data(), n, Tag::ab))}));
+    w.checks.push_back({"oneDNN", "da", [da1] { return da1->data(); }});
+    w.checks.push_back({"oneDNN", "db", [db1] { return db1->data(); }});
+  }
+#endif
   return w;
 }
 
@@ -370,6 +415,31 @@ void set_threads(int threads) {
 #endif
 }
 
+// The peers whose output (run once) differs from uops' beyond f32 rounding: the largest
+// difference over the largest magnitude of uops' output, at most 1e-3.
+std::set<std::string> wrong_peers(
+    const Workload& w, const std::vector<std::pair<std::string, std::function<void()>>>& peers,
+    const TensorMap& outputs) {
+  for (auto& [name, f] : peers) f();
+  std::set<std::string> wrong;
+  for (const PeerOutput& c : w.checks) {
+    const Tensor& t = outputs.at(c.output);
+    const float* want = t.data<float>();
+    const float* got = c.data();
+    double diff = 0, scale = 1e-6;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      diff = std::max(diff, double(std::abs(want[i] - got[i])));
+      scale = std::max(scale, double(std::abs(want[i])));
+    }
+    if (!(diff <= 1e-3 * scale)) {
+      std::fprintf(stderr, "error: peer %s's %s differs from uops' by %g (largest |uops| %g)\n",
+                   c.peer.c_str(), c.output.c_str(), diff, scale);
+      wrong.insert(c.peer);
+    }
+  }
+  return wrong;
+}
+
 void run_against_peers(benchmark::State& state, Workload (*make)()) {
   int threads = threads_for(int(state.range(0)));
   // Before make(): oneDNN fixes a primitive's thread count when it creates it.
@@ -378,8 +448,17 @@ void run_against_peers(benchmark::State& state, Workload (*make)()) {
   CCompileOptions o;
   o.threads = threads;
   auto exe = compile_c(w.program, o);
-  std::vector<std::pair<std::string, std::function<void()>>> peers = {{"Eigen", w.eigen}};
+  std::vector<std::pair<std::string, std::function<void()>>> peers;
+  if (w.eigen) peers.emplace_back("Eigen", w.eigen);
   for (auto& p : w.peers) peers.push_back(p);
+  TensorMap outputs;  // reused, as the peers reuse their buffers
+  if (!w.checks.empty()) {
+    exe->run_into(w.inputs, outputs, w.params);
+    std::set<std::string> wrong = wrong_peers(w, peers, outputs);
+    // A peer that computes something else gets no counter but a flag the table reports.
+    for (auto& name : wrong) state.counters["wrong/" + name] = 1;
+    std::erase_if(peers, [&](auto& p) { return wrong.count(p.first) > 0; });
+  }
   if (w.output_bytes) {
     int64_t bytes = w.output_bytes;
     for (auto& [name, t] : w.inputs) bytes += int64_t(t.bytes.size());
@@ -393,7 +472,6 @@ void run_against_peers(benchmark::State& state, Workload (*make)()) {
   }
   std::vector<double> uops_times;
   std::map<std::string, std::vector<double>> ratios;
-  TensorMap outputs;  // reused, as the peers reuse their buffers
   for (auto _ : state) {
     double c = seconds_per_run([&] {
       exe->run_into(w.inputs, outputs, w.params);
@@ -420,6 +498,493 @@ AGAINST_PEERS(matmul)
 AGAINST_PEERS(matmul_grad)
 AGAINST_PEERS(linear)
 AGAINST_PEERS(conv2d)
+
+// ---- Training workloads (issue 30): backward passes, batched matmul, attention, pooling, a
+// reduction over a non-last axis and a depthwise conv2d, each against its best peer. Each peer
+// states its output in uops' layout (Workload::checks), checked once before timing.
+
+// The program of `op`'s gradient with respect to `wrt` alone (conv2d's backward data and
+// backward weights are separate primitives for oneDNN).
+Program gradient_wrt(const std::string& op, const std::vector<std::string>& wrt) {
+  return optimize(gradient(find_op(op).build(DType::f32), wrt));
+}
+
+#ifdef UOPS_BENCH_ONEDNN
+// Copies `from` into `to`, converting the layout; outside any timing.
+void dnnl_reorder(memory from, memory to) {
+  dnnl::stream s(Dnnl::engine());
+  dnnl::reorder(from, to).execute(s, from, to);
+  s.wait();
+}
+
+// `from` in a new memory of layout `to`.
+memory dnnl_reordered(memory from, const memory::desc& to) {
+  memory m(to, Dnnl::engine());
+  dnnl_reorder(from, m);
+  return m;
+}
+
+// The NHWC stride-1, pad K/2 convolution of the conv2d workload, as the hint oneDNN's backward
+// primitives need.
+dnnl::convolution_forward::primitive_desc conv_hint(const memory::desc& src,
+                                                    const memory::desc& weights,
+                                                    const memory::desc& dst, int64_t K) {
+  return {{dnnl::prop_kind::forward_training,
+           dnnl::algorithm::convolution_direct,
+           src,
+           weights,
+           dst,
+           {1, 1},
+           {K / 2, K / 2},
+           {K / 2, K / 2}},
+          Dnnl::engine()};
+}
+#endif
+
+constexpr int64_t kConvN = 8, kConvH = 56, kConvW = 56, kConvC = 64, kConvO = 64, kConvK = 3;
+
+// dx of conv2d from dy and w: oneDNN's convolution_backward_data, its weights reordered once to
+// the layout it prefers (as for the forward workload).
+Workload conv2d_bwd_data() {
+  const int64_t N = kConvN, H = kConvH, W = kConvW, C = kConvC, O = kConvO, K = kConvK;
+  Workload w;
+  w.program = gradient_wrt("conv2d", {"x"});
+  w.inputs = {{"x", random_tensor({N, H, W, C}, 20)},
+              {"w", random_tensor({O, K, K, C}, 21)},
+              {"dy", random_tensor({N, H, W, O}, 22)}};
+  w.params = {{"stride", 1}, {"pad", 1}, {"dilation", 1}};
+  w.output_bytes = N * H * W * C * 4;
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto dx = std::make_shared<std::vector<float>>(N * H * W * C);
+    auto user_w = dnnl_memory({O, C, K, K}, Tag::ohwi, w.inputs["w"].data<float>());
+    auto dy = dnnl_memory({N, O, H, W}, Tag::nhwc, w.inputs["dy"].data<float>());
+    auto diff_src = dnnl_memory({N, C, H, W}, Tag::nhwc, dx->data());
+    memory::desc any_w({O, C, K, K}, memory::data_type::f32, Tag::any);
+    auto hint = conv_hint(diff_src.get_desc(), any_w, dy.get_desc(), K);
+    dnnl::convolution_backward_data::primitive_desc pd({dnnl::algorithm::convolution_direct,
+                                                        diff_src.get_desc(),
+                                                        any_w,
+                                                        dy.get_desc(),
+                                                        {1, 1},
+                                                        {K / 2, K / 2},
+                                                        {K / 2, K / 2}},
+                                                       Dnnl::engine(), hint);
+    auto weights = dnnl_reordered(user_w, pd.weights_desc());
+    Dnnl d{std::make_shared<dnnl::convolution_backward_data>(pd),
+           {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DIFF_SRC, diff_src}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+    w.checks.push_back({"oneDNN", "dx", [dx] { return dx->data(); }});
+  }
+#endif
+  return w;
+}
+
+// dw of conv2d from x and dy: oneDNN's convolution_backward_weights into the weights layout it
+// prefers (reordered to uops' OHWI only for the check, untimed).
+Workload conv2d_bwd_weights() {
+  const int64_t N = kConvN, H = kConvH, W = kConvW, C = kConvC, O = kConvO, K = kConvK;
+  Workload w;
+  w.program = gradient_wrt("conv2d", {"w"});
+  w.inputs = {{"x", random_tensor({N, H, W, C}, 23)},
+              {"w", random_tensor({O, K, K, C}, 24)},
+              {"dy", random_tensor({N, H, W, O}, 25)}};
+  w.params = {{"stride", 1}, {"pad", 1}, {"dilation", 1}};
+  w.output_bytes = O * K * K * C * 4;
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto src = dnnl_memory({N, C, H, W}, Tag::nhwc, w.inputs["x"].data<float>());
+    auto dy = dnnl_memory({N, O, H, W}, Tag::nhwc, w.inputs["dy"].data<float>());
+    memory::desc any_w({O, C, K, K}, memory::data_type::f32, Tag::any);
+    auto hint = conv_hint(src.get_desc(), any_w, dy.get_desc(), K);
+    dnnl::convolution_backward_weights::primitive_desc pd({dnnl::algorithm::convolution_direct,
+                                                           src.get_desc(),
+                                                           any_w,
+                                                           dy.get_desc(),
+                                                           {1, 1},
+                                                           {K / 2, K / 2},
+                                                           {K / 2, K / 2}},
+                                                          Dnnl::engine(), hint);
+    memory dw(pd.diff_weights_desc(), Dnnl::engine());
+    Dnnl d{std::make_shared<dnnl::convolution_backward_weights>(pd),
+           {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_WEIGHTS, dw}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+    auto ohwi = std::make_shared<std::vector<float>>(O * K * K * C);
+    w.checks.push_back({"oneDNN", "dw", [=] {
+                          dnnl_reorder(dw, dnnl_memory({O, C, K, K}, Tag::ohwi, ohwi->data()));
+                          return ohwi->data();
+                        }});
+  }
+#endif
+  return w;
+}
+
+// softmax's dx from dy and x. uops' gradient recomputes y from x; oneDNN's softmax_backward is
+// given y (computed once, untimed), as a framework keeps it from the forward pass.
+Workload softmax_bwd() {
+  const int64_t m = 4096, n = 1024;
+  Workload w;
+  w.program = gradient_wrt("softmax", {"x"});
+  w.inputs = {{"x", random_tensor({m, n}, 26)}, {"dy", random_tensor({m, n}, 27)}};
+  w.output_bytes = m * n * 4;
+  const float* xp = w.inputs["x"].data<float>();
+  const float* gp = w.inputs["dy"].data<float>();
+  auto y = std::make_shared<RowMatrix>(m, n), dx = std::make_shared<RowMatrix>(m, n);
+  {
+    ConstMap x(xp, m, n);
+    Eigen::VectorXf mx = x.rowwise().maxCoeff();
+    y->array() = (x.colwise() - mx).array().exp();
+    Eigen::VectorXf s = y->rowwise().sum();
+    y->array().colwise() /= s.array();
+  }
+  w.eigen = [=] {
+    ConstMap dy(gp, m, n);
+    Eigen::VectorXf dot = (dy.array() * y->array()).rowwise().sum();
+    dx->array() = (dy.colwise() - dot).array() * y->array();
+    benchmark::DoNotOptimize(dx->data());
+  };
+  w.checks.push_back({"Eigen", "dx", [dx] { return dx->data(); }});
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto dxd = std::make_shared<RowMatrix>(m, n);
+    auto dst = dnnl_memory({m, n}, Tag::ab, y->data());
+    auto dy = dnnl_memory({m, n}, Tag::ab, const_cast<float*>(gp));
+    auto diff_src = dnnl_memory({m, n}, Tag::ab, dxd->data());
+    dnnl::softmax_forward::primitive_desc hint(
+        {dnnl::prop_kind::forward_training, dst.get_desc(), 1}, Dnnl::engine());
+    dnnl::softmax_backward::primitive_desc pd({dy.get_desc(), dst.get_desc(), 1}, Dnnl::engine(),
+                                              hint);
+    Dnnl d{std::make_shared<dnnl::softmax_backward>(pd),
+           {{DNNL_ARG_DST, dst}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, diff_src}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+    w.checks.push_back({"oneDNN", "dx", [dxd] { return dxd->data(); }});
+  }
+#endif
+  return w;
+}
+
+// layernorm's dx, dgamma and dbeta from dy, x and gamma. uops recomputes the row statistics;
+// oneDNN's layer_normalization_backward is given them (computed once, untimed).
+Workload layernorm_bwd() {
+  const int64_t m = 4096, n = 1024;
+  Workload w;
+  w.program = gradient_wrt("layernorm", {"x", "gamma", "beta"});
+  w.inputs = {{"x", random_tensor({m, n}, 28)},
+              {"gamma", random_tensor({n}, 29)},
+              {"dy", random_tensor({m, n}, 31)}};  // beta does not enter the gradient
+  w.output_bytes = (m * n + 2 * n) * 4;
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto dx = std::make_shared<std::vector<float>>(m * n);
+    auto dg = std::make_shared<std::vector<float>>(n), db = std::make_shared<std::vector<float>>(n);
+    auto y = std::make_shared<std::vector<float>>(m * n);
+    auto src = dnnl_memory({m, n}, Tag::ab, w.inputs["x"].data<float>());
+    auto scale = dnnl_memory({n}, Tag::a, w.inputs["gamma"].data<float>());
+    auto beta = std::make_shared<Tensor>(random_tensor({n}, 30));  // for the forward pass
+    auto shift = dnnl_memory({n}, Tag::a, beta->data<float>());
+    auto dy = dnnl_memory({m, n}, Tag::ab, w.inputs["dy"].data<float>());
+    auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    dnnl::layer_normalization_forward::primitive_desc fwd(
+        {dnnl::prop_kind::forward_training, src.get_desc(), 1e-5f, flags}, Dnnl::engine());
+    memory mean(fwd.mean_desc(), Dnnl::engine()), var(fwd.variance_desc(), Dnnl::engine());
+    {
+      auto dst = dnnl_memory({m, n}, Tag::ab, y->data());
+      dnnl::stream s(Dnnl::engine());
+      dnnl::layer_normalization_forward(fwd).execute(s, {{DNNL_ARG_SRC, src},
+                                                         {DNNL_ARG_DST, dst},
+                                                         {DNNL_ARG_SCALE, scale},
+                                                         {DNNL_ARG_SHIFT, shift},
+                                                         {DNNL_ARG_MEAN, mean},
+                                                         {DNNL_ARG_VARIANCE, var}});
+      s.wait();
+    }
+    dnnl::layer_normalization_backward::primitive_desc pd(
+        {dnnl::prop_kind::backward, dy.get_desc(), src.get_desc(), 1e-5f, flags}, Dnnl::engine(),
+        fwd);
+    Dnnl d{std::make_shared<dnnl::layer_normalization_backward>(pd),
+           {{DNNL_ARG_SRC, src},
+            {DNNL_ARG_MEAN, mean},
+            {DNNL_ARG_VARIANCE, var},
+            {DNNL_ARG_DIFF_DST, dy},
+            {DNNL_ARG_SCALE, scale},
+            {DNNL_ARG_SHIFT, shift},
+            {DNNL_ARG_DIFF_SRC, dnnl_memory({m, n}, Tag::ab, dx->data())},
+            {DNNL_ARG_DIFF_SCALE, dnnl_memory({n}, Tag::a, dg->data())},
+            {DNNL_ARG_DIFF_SHIFT, dnnl_memory({n}, Tag::a, db->data())}}};
+    // beta is read through `shift`: the runner keeps it.
+    w.peers.emplace_back("oneDNN", [run = d.runner(), beta] { run(); });
+    w.checks.push_back({"oneDNN", "dx", [dx] { return dx->data(); }});
+    w.checks.push_back({"oneDNN", "dgamma", [dg] { return dg->data(); }});
+    w.checks.push_back({"oneDNN", "dbeta", [db] { return db->data(); }});
+  }
+#endif
+  return w;
+}
+
+// c[b] = a[b] * b[b] for 32 products of 128x128 matrices (multi-head sizes).
+Workload batched_matmul() {
+  const int64_t B = 32, M = 128, N = 128, K = 128;
+  Workload w;
+  w.program = optimize(forward_program(find_op("batched_matmul"), DType::f32));
+  w.inputs = {{"a", random_tensor({B, M, K}, 32)}, {"b", random_tensor({B, K, N}, 33)}};
+  const float* ap = w.inputs["a"].data<float>();
+  const float* bp = w.inputs["b"].data<float>();
+  auto out = std::make_shared<std::vector<float>>(B * M * N);
+  w.eigen = [=] {
+    for (int64_t i = 0; i < B; ++i)
+      Map(out->data() + i * M * N, M, N).noalias() =
+          ConstMap(ap + i * M * K, M, K) * ConstMap(bp + i * K * N, K, N);
+    benchmark::DoNotOptimize(out->data());
+  };
+  w.checks.push_back({"Eigen", "c", [out] { return out->data(); }});
+#ifdef UOPS_BENCH_OPENBLAS
+  {
+    auto c = std::make_shared<std::vector<float>>(B * M * N);
+    w.peers.emplace_back("OpenBLAS", [=] {
+      for (int64_t i = 0; i < B; ++i)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, ap + i * M * K, K,
+                    bp + i * K * N, N, 0.0f, c->data() + i * M * N, N);
+      benchmark::DoNotOptimize(c->data());
+    });
+    w.checks.push_back({"OpenBLAS", "c", [c] { return c->data(); }});
+  }
+#endif
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto c = std::make_shared<std::vector<float>>(B * M * N);
+    auto a = dnnl_memory({B, M, K}, Tag::abc, const_cast<float*>(ap));
+    auto b = dnnl_memory({B, K, N}, Tag::abc, const_cast<float*>(bp));
+    auto dst = dnnl_memory({B, M, N}, Tag::abc, c->data());
+    dnnl::matmul::primitive_desc pd({a.get_desc(), b.get_desc(), dst.get_desc()}, Dnnl::engine());
+    Dnnl d{std::make_shared<dnnl::matmul>(pd),
+           {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, dst}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+    w.checks.push_back({"oneDNN", "c", [c] { return c->data(); }});
+  }
+#endif
+  return w;
+}
+
+// o = softmax(q k^T / sqrt(D)) v over B = batch x heads, q, k, v [B, S, D]: uops as one graph;
+// the peers as matmul, softmax, matmul (oneDNN: the scale as the first matmul's post-op).
+Workload attention(int64_t B, int64_t S, int64_t D) {
+  const float scale = 1.0f / std::sqrt(float(D));
+  Graph g;
+  Node q = g.input("q", 3, DType::f32), k = g.input("k", 3, DType::f32),
+       v = g.input("v", 3, DType::f32);
+  // [B, S, S, D] products summed over D: the scores.
+  std::vector<std::string> bijd = {"dA0[=dB0]", "dA1", "dB1", "dA2[=dB2]"};
+  Node qk = g.binary(BinaryOp::mul, g.reindex(q, bijd, {"i0", "i1", "i3"}, {q, k}),
+                     g.reindex(k, bijd, {"i0", "i2", "i3"}, {q, k}));
+  Node s = g.squeeze(g.reduce(ReduceOp::sum, {3}, qk), {3});
+  s = g.binary(BinaryOp::mul, s, g.fill(s, scale));
+  auto rows = [&](Node col, Node like) {
+    return g.reindex(col, {"dA0", "dA1", "dA2"}, {"i0", "i1", "0"}, {like});
+  };
+  Node e =
+      g.unary(UnaryOp::exp, g.binary(BinaryOp::sub, s, rows(g.reduce(ReduceOp::max, {2}, s), s)));
+  Node p = g.binary(BinaryOp::div, e, rows(g.reduce(ReduceOp::sum, {2}, e), e));
+  // [B, S, D, S] products summed over the keys.
+  std::vector<std::string> bidj = {"dA0[=dB0]", "dA1", "dB2", "dA2[=dB1]"};
+  Node pv = g.binary(BinaryOp::mul, g.reindex(p, bidj, {"i0", "i1", "i3"}, {p, v}),
+                     g.reindex(v, bidj, {"i0", "i3", "i2"}, {p, v}));
+  g.output("o", g.squeeze(g.reduce(ReduceOp::sum, {3}, pv), {3}));
+  Workload w;
+  w.program = optimize(lower(g));
+  w.inputs = {{"q", random_tensor({B, S, D}, 34)},
+              {"k", random_tensor({B, S, D}, 35)},
+              {"v", random_tensor({B, S, D}, 36)}};
+  w.output_bytes = B * S * D * 4;
+  const float* qp = w.inputs["q"].data<float>();
+  const float* kp = w.inputs["k"].data<float>();
+  const float* vp = w.inputs["v"].data<float>();
+  auto scores = std::make_shared<RowMatrix>(S, S);
+  auto out = std::make_shared<std::vector<float>>(B * S * D);
+  w.eigen = [=] {
+    for (int64_t b = 0; b < B; ++b) {
+      scores->noalias() =
+          (ConstMap(qp + b * S * D, S, D) * ConstMap(kp + b * S * D, S, D).transpose()) * scale;
+      Eigen::VectorXf mx = scores->rowwise().maxCoeff();
+      scores->array() = (scores->colwise() - mx).array().exp();
+      Eigen::VectorXf sum = scores->rowwise().sum();
+      scores->array().colwise() /= sum.array();
+      Map(out->data() + b * S * D, S, D).noalias() = *scores * ConstMap(vp + b * S * D, S, D);
+    }
+    benchmark::DoNotOptimize(out->data());
+  };
+  w.checks.push_back({"Eigen", "o", [out] { return out->data(); }});
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto sbuf = std::make_shared<std::vector<float>>(B * S * S);
+    auto pbuf = std::make_shared<std::vector<float>>(B * S * S);
+    auto o = std::make_shared<std::vector<float>>(B * S * D);
+    auto qm = dnnl_memory({B, S, D}, Tag::abc, const_cast<float*>(qp));
+    auto kt = dnnl_memory({B, D, S}, Tag::acb, const_cast<float*>(kp));  // k^T as strides
+    auto vm = dnnl_memory({B, S, D}, Tag::abc, const_cast<float*>(vp));
+    auto sm = dnnl_memory({B, S, S}, Tag::abc, sbuf->data());
+    auto pm = dnnl_memory({B, S, S}, Tag::abc, pbuf->data());
+    auto om = dnnl_memory({B, S, D}, Tag::abc, o->data());
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, scale, 0.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    dnnl::matmul::primitive_desc qk_pd({qm.get_desc(), kt.get_desc(), sm.get_desc()}, attr,
+                                       Dnnl::engine());
+    dnnl::softmax_forward::primitive_desc sm_pd(
+        {dnnl::prop_kind::forward_inference, sm.get_desc(), 2}, Dnnl::engine());
+    dnnl::matmul::primitive_desc pv_pd({pm.get_desc(), vm.get_desc(), om.get_desc()},
+                                       Dnnl::engine());
+    auto run = dnnl_chain(
+        {{std::make_shared<dnnl::matmul>(qk_pd),
+          {{DNNL_ARG_SRC, qm}, {DNNL_ARG_WEIGHTS, kt}, {DNNL_ARG_DST, sm}}},
+         {std::make_shared<dnnl::softmax_forward>(sm_pd), {{DNNL_ARG_SRC, sm}, {DNNL_ARG_DST, pm}}},
+         {std::make_shared<dnnl::matmul>(pv_pd),
+          {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, vm}, {DNNL_ARG_DST, om}}}});
+    // The memories only point at the scores: the runner keeps them.
+    w.peers.emplace_back("oneDNN", [run, sbuf, pbuf] { run(); });
+    w.checks.push_back({"oneDNN", "o", [o] { return o->data(); }});
+  }
+#endif
+  return w;
+}
+
+Workload attention_s128() {
+  return attention(32, 128, 64);
+}
+Workload attention_s512() {
+  return attention(8, 512, 64);
+}
+Workload attention_s1024() {
+  return attention(2, 1024, 64);
+}
+
+// NHWC pooling of [8, 56, 56, 64] against oneDNN's pooling_forward (inference): a ResNet stem's
+// 3x3 stride 2 pad 1 max pooling, a 2x2 stride 2 average pooling. oneDNN's max ignores padding as
+// uops' -inf fill does.
+Workload pooling(bool max) {
+  const int64_t N = 8, H = 56, W = 56, C = 64;
+  const int64_t K = max ? 3 : 2, stride = 2, pad = max ? 1 : 0;
+  const int64_t OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
+  Workload w;
+  w.program = optimize(forward_program(find_op(max ? "maxpool2d" : "avgpool2d"), DType::f32));
+  w.inputs = {{"x", random_tensor({N, H, W, C}, 37)}};
+  w.params = {{"k", K}, {"stride", stride}};
+  if (max) w.params["pad"] = pad;
+  w.output_bytes = N * OH * OW * C * 4;
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto y = std::make_shared<std::vector<float>>(N * OH * OW * C);
+    auto src = dnnl_memory({N, C, H, W}, Tag::nhwc, w.inputs["x"].data<float>());
+    auto dst = dnnl_memory({N, C, OH, OW}, Tag::nhwc, y->data());
+    dnnl::pooling_forward::primitive_desc pd(
+        {dnnl::prop_kind::forward_inference,
+         max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding,
+         src.get_desc(),
+         dst.get_desc(),
+         {stride, stride},
+         {K, K},
+         {pad, pad},
+         {pad, pad}},
+        Dnnl::engine());
+    Dnnl d{std::make_shared<dnnl::pooling_forward>(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+    w.checks.push_back({"oneDNN", "y", [y] { return y->data(); }});
+  }
+#endif
+  return w;
+}
+
+Workload maxpool2d() {
+  return pooling(true);
+}
+Workload avgpool2d() {
+  return pooling(false);
+}
+
+// x [8192, 1024] summed over axis 0 (a bias gradient's reduction): the registry's reductions
+// are over the last axis, so the graph is built here.
+Workload sum_axis0() {
+  const int64_t m = 8192, n = 1024;
+  Graph g;
+  g.output("y", g.reduce(ReduceOp::sum, {0}, g.input("x", 2, DType::f32)));
+  Workload w;
+  w.program = optimize(lower(g));
+  w.inputs = {{"x", random_tensor({m, n}, 38)}};
+  w.output_bytes = n * 4;
+  const float* xp = w.inputs["x"].data<float>();
+  auto out = std::make_shared<Eigen::RowVectorXf>(n);
+  w.eigen = [=] {
+    out->noalias() = ConstMap(xp, m, n).colwise().sum();
+    benchmark::DoNotOptimize(out->data());
+  };
+  w.checks.push_back({"Eigen", "y", [out] { return out->data(); }});
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto y = std::make_shared<std::vector<float>>(n);
+    auto src = dnnl_memory({m, n}, Tag::ab, const_cast<float*>(xp));
+    auto dst = dnnl_memory({1, n}, Tag::ab, y->data());
+    dnnl::reduction::primitive_desc pd(
+        {dnnl::algorithm::reduction_sum, src.get_desc(), dst.get_desc(), 0.0f, 0.0f},
+        Dnnl::engine());
+    Dnnl d{std::make_shared<dnnl::reduction>(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+    w.checks.push_back({"oneDNN", "y", [y] { return y->data(); }});
+  }
+#endif
+  return w;
+}
+
+// A 3x3 stride 1 pad 1 depthwise conv2d of an NHWC [8, 56, 56, 128] input (MobileNet sizes),
+// w [3, 3, C]: for oneDNN a convolution with C groups of one channel, the weights reordered once.
+Workload depthwise_conv2d() {
+  const int64_t N = 8, H = 56, W = 56, C = 128, K = 3;
+  Workload w;
+  w.program = optimize(forward_program(find_op("depthwise_conv2d"), DType::f32));
+  w.inputs = {{"x", random_tensor({N, H, W, C}, 39)}, {"w", random_tensor({K, K, C}, 40)}};
+  w.params = {{"stride", 1}, {"pad", K / 2}};
+  w.output_bytes = N * H * W * C * 4;
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto y = std::make_shared<std::vector<float>>(N * H * W * C);
+    auto src = dnnl_memory({N, C, H, W}, Tag::nhwc, w.inputs["x"].data<float>());
+    auto dst = dnnl_memory({N, C, H, W}, Tag::nhwc, y->data());
+    // uops' w[kh][kw][c] as oneDNN's [groups, 1, 1, kh, kw] by strides.
+    memory user_w({{C, 1, 1, K, K}, memory::data_type::f32, {1, 1, 1, K * C, C}}, Dnnl::engine(),
+                  w.inputs["w"].data<float>());
+    memory::desc any_w({C, 1, 1, K, K}, memory::data_type::f32, Tag::any);
+    dnnl::convolution_forward::primitive_desc pd({dnnl::prop_kind::forward_inference,
+                                                  dnnl::algorithm::convolution_direct,
+                                                  src.get_desc(),
+                                                  any_w,
+                                                  dst.get_desc(),
+                                                  {1, 1},
+                                                  {K / 2, K / 2},
+                                                  {K / 2, K / 2}},
+                                                 Dnnl::engine());
+    auto weights = dnnl_reordered(user_w, pd.weights_desc());
+    Dnnl d{std::make_shared<dnnl::convolution_forward>(pd),
+           {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+    w.checks.push_back({"oneDNN", "y", [y] { return y->data(); }});
+  }
+#endif
+  return w;
+}
+
+AGAINST_PEERS(conv2d_bwd_data)
+AGAINST_PEERS(conv2d_bwd_weights)
+AGAINST_PEERS(softmax_bwd)
+AGAINST_PEERS(layernorm_bwd)
+AGAINST_PEERS(batched_matmul)
+AGAINST_PEERS(attention_s128)
+AGAINST_PEERS(attention_s512)
+AGAINST_PEERS(attention_s1024)
+AGAINST_PEERS(maxpool2d)
+AGAINST_PEERS(avgpool2d)
+AGAINST_PEERS(sum_axis0)
+AGAINST_PEERS(depthwise_conv2d)
+
+// ---- end of the training workloads
 
 // Compile latency of the optimized conv2d program: cold (an empty cache) and a cache hit.
 void BM_compile(benchmark::State& state) {
