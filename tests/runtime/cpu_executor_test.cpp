@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -188,6 +190,56 @@ struct RandomProgram {
   }
 };
 
+// A random program built as a graph, and the checks after each of its runs. Its kernels take
+// the clock before and after their step. Relaxed: a stronger order would synchronize the
+// kernels with each other and hide a missing dependency from TSan; coherence still orders the
+// clock values of kernels the executor orders.
+struct RandomRuns {
+  const RandomProgram& program;
+  std::vector<long> cells = std::vector<long>(RandomProgram::kBuffers);
+  std::atomic<std::uint64_t> clock{0};
+  std::vector<std::uint64_t> start, end;
+  const std::vector<long> expected;
+  const std::vector<std::pair<NodeIndex, NodeIndex>> pairs;
+
+  explicit RandomRuns(const RandomProgram& p)
+      : program(p),
+        start(p.reads.size()),
+        end(p.reads.size()),
+        expected(p.sequential()),
+        pairs(p.ordered_pairs()) {}
+
+  // `work(i)`, if given, runs in node i's kernel before its step.
+  Graph graph(std::size_t max_streams, std::function<void(std::size_t)> work = {}) {
+    GraphBuilder b;
+    std::vector<NodeRef> refs;
+    for (std::size_t i = 0; i < program.reads.size(); ++i) {
+      refs.push_back(b.add(
+          "n" + std::to_string(i),
+          [this, i, work] {
+            start[i] = clock.fetch_add(1, std::memory_order_relaxed);
+            if (work) work(i);
+            RandomProgram::step(cells, program.reads[i], program.writes[i], long(i));
+            end[i] = clock.fetch_add(1, std::memory_order_relaxed);
+          },
+          program.reads[i], program.writes[i]));
+    }
+    for (auto [from, to] : program.explicit_edges) refs[from].then(refs[to]);
+    return std::move(b).build(BuildOptions{.max_streams = max_streams});
+  }
+
+  void run_and_check(CpuExecutor& executor) {
+    std::fill(cells.begin(), cells.end(), 0);
+    const std::uint64_t run_start = clock.load();
+    executor.run();
+    ASSERT_EQ(clock.load() - run_start, 2 * program.reads.size()) << "some kernel did not run once";
+    for (auto [i, j] : pairs) {
+      ASSERT_LT(end[i], start[j]) << "node " << j << " started before node " << i << " ended";
+    }
+    ASSERT_EQ(cells, expected);
+  }
+};
+
 TEST(CpuExecutor, RandomDagsNeverViolateADependency) {
   std::mt19937 rng(2024);
   // Each stream count with another wait policy: passive (sleep at once), a poll that often
@@ -196,43 +248,14 @@ TEST(CpuExecutor, RandomDagsNeverViolateADependency) {
       std::chrono::microseconds(0), std::chrono::microseconds(20), std::chrono::microseconds(1000)};
   for (std::size_t max_streams : {2, 3, 4}) {
     RandomProgram program(kRandomNodes, rng);
-    std::vector<long> cells(RandomProgram::kBuffers);
-    std::atomic<std::uint64_t> clock{0};
-    std::vector<std::uint64_t> start(kRandomNodes), end(kRandomNodes);
-    GraphBuilder b;
-    std::vector<NodeRef> refs;
-    for (std::size_t i = 0; i < kRandomNodes; ++i) {
-      refs.push_back(b.add(
-          std::string("n") + std::to_string(i),
-          [&, i] {
-            // Relaxed: a stronger order would synchronize the kernels with each other and
-            // hide a missing dependency from TSan. Coherence still orders the counter values
-            // of kernels the executor orders.
-            start[i] = clock.fetch_add(1, std::memory_order_relaxed);
-            RandomProgram::step(cells, program.reads[i], program.writes[i], long(i));
-            end[i] = clock.fetch_add(1, std::memory_order_relaxed);
-          },
-          program.reads[i], program.writes[i]));
-    }
-    for (auto [from, to] : program.explicit_edges) refs[from].then(refs[to]);
+    RandomRuns runs(program);
     // Not re-planned: these kernels are cheap enough to end on one stream.
-    CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = max_streams}),
+    CpuExecutor executor(runs.graph(max_streams),
                          CpuExecutorOptions{.spin = spins[max_streams - 2], .measured_runs = 0});
     ASSERT_EQ(executor.graph().schedule().streams.size(), max_streams);
     ASSERT_FALSE(executor.graph().schedule().signals.empty());
-
-    const std::vector<long> expected = program.sequential();
-    const auto pairs = program.ordered_pairs();
-    for (int run = 0; run < kRandomRuns; ++run) {
-      std::fill(cells.begin(), cells.end(), 0);
-      const std::uint64_t run_start = clock.load();
-      executor.run();
-      ASSERT_EQ(clock.load() - run_start, 2 * kRandomNodes) << "some kernel did not run once";
-      for (auto [i, j] : pairs) {
-        ASSERT_LT(end[i], start[j]) << "node " << j << " started before node " << i << " ended";
-      }
-      ASSERT_EQ(cells, expected);
-    }
+    for (int run = 0; run < kRandomRuns; ++run)
+      ASSERT_NO_FATAL_FAILURE(runs.run_and_check(executor));
   }
 }
 
@@ -242,43 +265,20 @@ TEST(CpuExecutor, RandomDagsNeverViolateADependency) {
 TEST(CpuExecutor, RandomDagsStayOrderedThroughRePlans) {
   std::mt19937 rng(7);
   RandomProgram program(kRandomNodes / 4, rng);
-  const std::size_t n = program.reads.size();
-  std::vector<long> cells(RandomProgram::kBuffers);
-  std::atomic<std::uint64_t> clock{0};
-  std::vector<std::uint64_t> start(n), end(n);
-  GraphBuilder b;
-  std::vector<NodeRef> refs;
-  for (std::size_t i = 0; i < n; ++i) {
-    refs.push_back(b.add(
-        "n",
-        [&, i] {
-          start[i] = clock.fetch_add(1, std::memory_order_relaxed);
-          if (i % 50 == 0) {
-            const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
-            while (std::chrono::steady_clock::now() < until) {
-            }
-          }
-          RandomProgram::step(cells, program.reads[i], program.writes[i], long(i));
-          end[i] = clock.fetch_add(1, std::memory_order_relaxed);
-        },
-        program.reads[i], program.writes[i]));
-  }
-  for (auto [from, to] : program.explicit_edges) refs[from].then(refs[to]);
-  CpuExecutor executor(std::move(b).build(BuildOptions{.max_streams = 3}),
+  RandomRuns runs(program);
+  CpuExecutor executor(runs.graph(3,
+                                  [](std::size_t i) {
+                                    if (i % 50 != 0) return;
+                                    const auto until = std::chrono::steady_clock::now() +
+                                                       std::chrono::microseconds(20);
+                                    while (std::chrono::steady_clock::now() < until) {
+                                    }
+                                  }),
                        CpuExecutorOptions{.spin = std::chrono::microseconds(20)});
-  const std::vector<long> expected = program.sequential();
-  const auto pairs = program.ordered_pairs();
   std::set<std::size_t> stream_counts = {executor.graph().schedule().streams.size()};
   for (int run = 0; run < 12; ++run) {
-    std::fill(cells.begin(), cells.end(), 0);
-    const std::uint64_t run_start = clock.load();
-    executor.run();
+    ASSERT_NO_FATAL_FAILURE(runs.run_and_check(executor)) << "run " << run;
     stream_counts.insert(executor.graph().schedule().streams.size());
-    ASSERT_EQ(clock.load() - run_start, 2 * n) << "some kernel did not run once";
-    for (auto [i, j] : pairs) {
-      ASSERT_LT(end[i], start[j]) << "node " << j << " started before node " << i << " ended";
-    }
-    ASSERT_EQ(cells, expected);
   }
   EXPECT_GT(stream_counts.size(), 1u) << "no re-plan changed the schedule";
 }
