@@ -106,19 +106,28 @@ std::vector<Workload> workloads() {
 }
 
 // Other libraries' work between two timed calls, over tensors as large as the workload's output,
-// each result allocated by the call that makes it.
+// each result allocated by the call that makes it. The results live on across the next timed
+// call, as a framework's tensors outlive the op that made them, and are freed after it.
 struct OtherWork {
   int64_t rows, cols;
   RowMatrix x;
   OtherWork(int64_t r, int64_t c) : rows(r), cols(c), x(RowMatrix::Random(r, c)) {}
 
-  void operator()() const {
+  struct Results {
+    RowMatrix eigen;
+#ifdef UOPS_BENCH_ONEDNN
+    dnnl::memory onednn;
+#endif
+  };
+
+  Results operator()() const {
+    Results out;
     {  // Eigen: a row softmax in two steps, each into a new matrix (as an unfused framework's)
       Eigen::VectorXf mx = x.rowwise().maxCoeff();
       RowMatrix e = (x.colwise() - mx).array().exp().matrix();
       Eigen::VectorXf s = e.rowwise().sum();
-      RowMatrix y = (e.array().colwise() / s.array()).matrix();
-      sink(y.data());
+      out.eigen = (e.array().colwise() / s.array()).matrix();
+      sink(out.eigen.data());
     }
 #ifdef UOPS_BENCH_OPENBLAS
     {
@@ -140,9 +149,10 @@ struct OtherWork {
       dnnl::stream s(engine);
       dnnl::layer_normalization_forward(pd).execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
       s.wait();
-      sink(dst.get_data_handle());
+      out.onednn = dst;
     }
 #endif
+    return out;
   }
   static void sink(const void* p) {
     asm volatile("" : : "r"(p) : "memory");
@@ -156,8 +166,8 @@ long minor_faults() {
 }
 
 struct Sample {
-  double seconds;
-  long faults;
+  double seconds = 0;
+  long faults = 0;
 };
 
 template <typename F>
@@ -224,15 +234,22 @@ void run_workload(const Workload& w, int rounds) {
   long run_faults = 0, into_faults = 0, bare_faults = 0;
   int faulting_runs = 0;  // runs that faulted in a quarter of what they allocate, or more
   for (int r = 0; r < rounds; ++r) {
-    other();
-    Sample sb = timed([&] {
-      if (fn(pointers.data(), sizes.data(), values.data(), 1)) std::abort();
-    });
-    other();
-    Sample sr =
-        timed([&] { OtherWork::sink(exe->run(w.inputs, w.params).begin()->second.bytes.data()); });
-    other();
-    Sample si = timed([&] { exe->run_into(w.inputs, reused, w.params); });
+    Sample sb, sr, si;
+    {
+      auto held = other();
+      sb = timed([&] {
+        if (fn(pointers.data(), sizes.data(), values.data(), 1)) std::abort();
+      });
+    }
+    {
+      auto held = other();
+      sr = timed(
+          [&] { OtherWork::sink(exe->run(w.inputs, w.params).begin()->second.bytes.data()); });
+    }
+    {
+      auto held = other();
+      si = timed([&] { exe->run_into(w.inputs, reused, w.params); });
+    }
     bare.push_back(sb.seconds);
     run.push_back(sr.seconds);
     into.push_back(si.seconds);
