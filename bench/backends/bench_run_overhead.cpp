@@ -11,8 +11,10 @@
 //
 //   for i in 1 2 3 4 5 6; do build/release/bench/backends/bench_run_overhead; done
 //
-// Arguments: rounds per workload (default 15), then workload names to keep (default all). The
-// OpenMP wait policy is left as the environment sets it (the processes set none).
+// Arguments: --rounds=N (default 15); --worker, to run on a thread other than main (its
+// allocations come from one of glibc's thread arenas); --no-peers, no other work between calls;
+// then names of workloads to keep (a prefix; default all). The OpenMP wait policy is left as the
+// environment sets it (the processes set none).
 #include <dlfcn.h>
 #include <omp.h>
 #include <sys/resource.h>
@@ -184,7 +186,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void run_workload(const Workload& w, int rounds) {
+void run_workload(const Workload& w, int rounds, bool peers) {
   CCompileOptions o;
   o.threads = 1;
   // Cold: an empty kernel cache of its own, so the compiler runs.
@@ -234,21 +236,23 @@ void run_workload(const Workload& w, int rounds) {
   long run_faults = 0, into_faults = 0, bare_faults = 0;
   int faulting_runs = 0;  // runs that faulted in a quarter of what they allocate, or more
   for (int r = 0; r < rounds; ++r) {
+    // The three calls in an order that rotates from round to round, so that none always goes
+    // first (after a peer's work, caches and the core's clock differ from call to call).
     Sample sb, sr, si;
-    {
-      auto held = other();
-      sb = timed([&] {
-        if (fn(pointers.data(), sizes.data(), values.data(), 1)) std::abort();
-      });
-    }
-    {
-      auto held = other();
-      sr = timed(
-          [&] { OtherWork::sink(exe->run(w.inputs, w.params).begin()->second.bytes.data()); });
-    }
-    {
-      auto held = other();
-      si = timed([&] { exe->run_into(w.inputs, reused, w.params); });
+    std::function<void()> calls[3] = {
+        [&] {
+          sb = timed([&] {
+            if (fn(pointers.data(), sizes.data(), values.data(), 1)) std::abort();
+          });
+        },
+        [&] {
+          sr = timed(
+              [&] { OtherWork::sink(exe->run(w.inputs, w.params).begin()->second.bytes.data()); });
+        },
+        [&] { si = timed([&] { exe->run_into(w.inputs, reused, w.params); }); }};
+    for (int c = 0; c < 3; ++c) {
+      auto held = peers ? other() : OtherWork::Results{};
+      calls[(r + c) % 3]();
     }
     bare.push_back(sb.seconds);
     run.push_back(sr.seconds);
@@ -273,7 +277,7 @@ void run_workload(const Workload& w, int rounds) {
 
 int main(int argc, char** argv) {
   int rounds = 15;
-  bool worker = false;
+  bool worker = false, peers = true;
   std::vector<std::string> keep;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -281,6 +285,8 @@ int main(int argc, char** argv) {
       rounds = std::max(1, std::atoi(a.c_str() + 9));
     else if (a == "--worker")
       worker = true;
+    else if (a == "--no-peers")
+      peers = false;
     else
       keep.push_back(a);
   }
@@ -310,7 +316,7 @@ int main(int argc, char** argv) {
                              return w.name.rfind(k, 0) == 0;
                            }) == keep.end())
         continue;
-      uops::run_workload(w, rounds);
+      uops::run_workload(w, rounds, peers);
     }
   };
   // A framework's executor thread: its allocations come from one of glibc's thread arenas.
