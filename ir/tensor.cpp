@@ -33,6 +33,10 @@ namespace detail {
 namespace {
 
 constexpr std::align_val_t kAlignment{64};
+// Large blocks start on a page, all at the same offset in it: where glibc placed them, a kernel's
+// output could sit at any offset from its inputs, and the same kernel ran 15% faster or slower
+// from one output block to the next (bench_run_overhead, elementwise and layernorm).
+constexpr std::align_val_t kLargeAlignment{4096};
 
 // Large sizes round up to one of 8 steps per power of two.
 std::size_t size_class(std::size_t bytes) {
@@ -54,7 +58,7 @@ struct BlockCache {
       kept.pop_front();
       bytes -= size;
       UOPS_UNPOISON(p, size);
-      ::operator delete(p, kAlignment);
+      ::operator delete(p, kLargeAlignment);
     }
   }
 };
@@ -83,7 +87,7 @@ void* allocate_block(std::size_t bytes) {
         return p;
       }
   }
-  void* p = ::operator new(size, kAlignment);
+  void* p = ::operator new(size, kLargeAlignment);
   UOPS_POISON(static_cast<char*>(p) + bytes, size - bytes);
   return p;
 }
@@ -96,13 +100,13 @@ void free_block(void* p, std::size_t bytes) noexcept {
   std::lock_guard<std::mutex> lock(c.mutex);
   if (size > c.limit) {
     UOPS_UNPOISON(p, size);
-    return ::operator delete(p, kAlignment);
+    return ::operator delete(p, kLargeAlignment);
   }
   c.evict(size);
   try {
     c.kept.emplace_back(size, p);
   } catch (...) {  // no memory to keep it in: free it
-    return ::operator delete(p, kAlignment);
+    return ::operator delete(p, kLargeAlignment);
   }
   UOPS_POISON(p, size);
   c.bytes += size;

@@ -18,13 +18,13 @@ namespace detail {
 
 // Where tensors' bytes live: blocks aligned to a cache line (a vector load straddling two lines
 // costs bandwidth; large blocks from malloc start 16 bytes into a page: an elementwise kernel ran
-// at 0.85 of a memcpy, which aligns its own accesses). A large block (kCachedBlockBytes and up)
-// that a tensor frees is kept, rounded up to its size class (at most 1/8 larger), for the next
-// tensor of that class, up to block_cache_limit() bytes in all (the oldest go first). Without it
-// run()'s fresh outputs came from glibc's malloc, which gives large freed blocks back to the
-// system or keeps them depending on the process's heap (its thread, what ran before): where it
-// gave them back, every run faulted its outputs' pages in again, 40 ms for softmax's 16 MB on a
-// 2 ms kernel (issue 30; docs/cpu-kernels.md "run() and its kernel"). Thread-safe.
+// at 0.85 of a memcpy, which aligns its own accesses), large ones to a page. A large block
+// (kCachedBlockBytes and up) that a tensor frees is kept, rounded up to its size class (at most 1/8
+// larger), for the next tensor of that class, up to block_cache_limit() bytes in all (the oldest go
+// first). Without it run()'s fresh outputs came from glibc's malloc, which gives large freed blocks
+// back to the system or keeps them depending on the process's heap (its thread, what ran before):
+// where it gave them back, every run faulted its outputs' pages in again, 40 ms for softmax's 16 MB
+// on a 2 ms kernel (issue 30; docs/cpu-kernels.md "run() and its kernel"). Thread-safe.
 constexpr std::size_t kCachedBlockBytes = std::size_t(256) << 10;
 void* allocate_block(std::size_t bytes);
 void free_block(void* p, std::size_t bytes) noexcept;
