@@ -1,6 +1,22 @@
 #include "uops/ir/tensor.h"
 
 #include <algorithm>
+#include <deque>
+#include <mutex>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UOPS_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(UOPS_ASAN)
+#include <sanitizer/asan_interface.h>
+#define UOPS_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define UOPS_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define UOPS_POISON(p, n) ((void)(p), (void)(n))
+#define UOPS_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 #include "uops/error.h"
 #include "uops/ir/scalar_semantics.h"
@@ -11,6 +27,107 @@ namespace {
 // Refuse allocations that no test or realistic op needs and that would only exhaust memory.
 constexpr int64_t kMaxBytes = int64_t(1) << 40;
 }  // namespace
+
+namespace detail {
+
+namespace {
+
+constexpr std::align_val_t kAlignment{64};
+// Large blocks start on a page, all at the same offset in it: where glibc placed them, a kernel's
+// output could sit at any offset from its inputs, and the same kernel ran 15% faster or slower
+// from one output block to the next (bench_run_overhead, elementwise and layernorm).
+constexpr std::align_val_t kLargeAlignment{4096};
+
+// Large sizes round up to one of 8 steps per power of two.
+std::size_t size_class(std::size_t bytes) {
+  std::size_t step = (std::size_t(1) << (63 - __builtin_clzll(bytes))) / 8;
+  return (bytes + step - 1) / step * step;
+}
+
+// Kept blocks, oldest first. Under AddressSanitizer a kept block, and the tail of a reused one
+// past the tensor's bytes, are poisoned: a use after free still shows.
+struct BlockCache {
+  std::mutex mutex;
+  std::deque<std::pair<std::size_t, void*>> kept;  // size class, block
+  std::size_t bytes = 0, limit = std::size_t(64) << 20, hits = 0;
+
+  // Frees the oldest kept blocks until `room` more bytes fit under the limit (mutex held).
+  void evict(std::size_t room) {
+    while (!kept.empty() && bytes + room > limit) {
+      auto [size, p] = kept.front();
+      kept.pop_front();
+      bytes -= size;
+      UOPS_UNPOISON(p, size);
+      ::operator delete(p, kLargeAlignment);
+    }
+  }
+};
+
+BlockCache& cache() {
+  static BlockCache* c = new BlockCache;  // never destroyed: tensors may outlive statics
+  return *c;
+}
+
+}  // namespace
+
+void* allocate_block(std::size_t bytes) {
+  if (bytes < kCachedBlockBytes) return ::operator new(bytes, kAlignment);
+  std::size_t size = size_class(bytes);
+  BlockCache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    // The newest kept block of the class: the likeliest to be in cache and TLB.
+    for (auto it = c.kept.rbegin(); it != c.kept.rend(); ++it)
+      if (it->first == size) {
+        void* p = it->second;
+        c.kept.erase(std::next(it).base());
+        c.bytes -= size;
+        ++c.hits;
+        UOPS_UNPOISON(p, bytes);
+        return p;
+      }
+  }
+  void* p = ::operator new(size, kLargeAlignment);
+  UOPS_POISON(static_cast<char*>(p) + bytes, size - bytes);
+  return p;
+}
+
+void free_block(void* p, std::size_t bytes) noexcept {
+  if (!p) return;
+  if (bytes < kCachedBlockBytes) return ::operator delete(p, kAlignment);
+  std::size_t size = size_class(bytes);
+  BlockCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (size > c.limit) {
+    UOPS_UNPOISON(p, size);
+    return ::operator delete(p, kLargeAlignment);
+  }
+  c.evict(size);
+  try {
+    c.kept.emplace_back(size, p);
+  } catch (...) {  // no memory to keep it in: free it
+    return ::operator delete(p, kLargeAlignment);
+  }
+  UOPS_POISON(p, size);
+  c.bytes += size;
+}
+
+BlockCacheStats block_cache_stats() {
+  BlockCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return {c.kept.size(), c.bytes, c.hits};
+}
+
+std::size_t set_block_cache_limit(std::size_t bytes) {
+  BlockCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  std::size_t old = c.limit;
+  c.limit = bytes;
+  c.evict(0);
+  return old;
+}
+
+}  // namespace detail
 
 int64_t element_count(const std::vector<int64_t>& shape) {
   int64_t n = 1;

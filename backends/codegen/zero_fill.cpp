@@ -41,6 +41,24 @@ bool assigns_every_element(const Program& p, const Block& b, int t) {
   return false;
 }
 
+// Every read of t in the block is of an element an earlier assign of the same loop's statements
+// stored in the same iteration, at the same index (free of Data leaves, so it names the same
+// element at both places): such a read sees the assigned value, never the initial zero. Softmax's
+// `y = exp(x - max); sum += y` is one; without this its whole output was zeroed on every run.
+bool reads_only_what_it_assigned(const Block& b, int t) {
+  std::vector<Access> accesses = block_accesses(b);
+  for (const Access& r : accesses) {
+    if (r.write || r.tensor != t) continue;
+    bool dominated = false;
+    for (const Access& w : accesses)
+      dominated |= w.write && w.tensor == t && w.loop == r.loop && w.stmt >= 0 && w.stmt < r.stmt &&
+                   same_index(w.index, r.index) &&
+                   std::none_of(r.index.begin(), r.index.end(), uses_data);
+    if (!dominated) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<bool> needs_zero_fill(const Program& p) {
@@ -60,7 +78,8 @@ std::vector<bool> needs_zero_fill(const Program& p) {
       for (const Loop& l : b.loops)
         for (const Stmt& s : l.stmts)
           only_assigns &= !(s.tensor == t && s.kind == StmtKind::accumulate);
-      zero[t] = sets.reads[t] || !only_assigns || !assigns_every_element(p, b, t);
+      zero[t] = (sets.reads[t] && !reads_only_what_it_assigned(b, t)) || !only_assigns ||
+                !assigns_every_element(p, b, t);
     }
   }
   return zero;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "uops/ops/registry.h"
+#include "uops/passes/pipeline.h"
 #include "uops/uops.h"
 
 namespace uops {
@@ -75,6 +77,45 @@ TEST(ZeroFill, ALoopShorterThanItsAxisKeepsTheZero) {
   make_backend("c", p)->run_into({{"x", x}}, out);
   for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(out.at("y").get(i), -double(i) - 1.0);
   EXPECT_EQ(out.at("y").get(4), 0.0);
+}
+
+// softmax's second block stores y[i, j] = exp(x[i, j] - max[i]) and then reads that element into
+// the row's sum: the read sees the store, so y is not zeroed (it was, on every run: issue 30).
+// Read before the store, or at another element, it would see the zero.
+TEST(ZeroFill, AReadOfWhatTheSameIterationStoredNeedsNoZero) {
+  Program p = optimize(forward_program(find_op("softmax"), DType::f32));
+  ASSERT_EQ(zero_fill_of(p, {"y"}), std::vector<bool>{false});
+
+  Tensor x(DType::f32, {3, 4});
+  for (int64_t i = 0; i < 12; ++i) x.set(i, double(i % 5) - 2.0);
+  TensorMap out{{"y", Tensor(DType::f32, {3, 4})}};
+  std::fill(out["y"].bytes.begin(), out["y"].bytes.end(), 0xff);  // NaN: a missed store shows
+  make_backend("c", p)->run_into({{"x", x}}, out);
+  TensorMap want = interpret(p, {{"x", x}});
+  for (int64_t i = 0; i < 12; ++i) EXPECT_NEAR(out.at("y").get(i), want.at("y").get(i), 1e-6);
+
+  // The loop whose statements store y and then read it into the row's sum.
+  int y = p.find_tensor("y");
+  auto stores_then_sums = [y](const Loop& l) {
+    return l.stmts.size() == 2 && l.stmts[0].kind == StmtKind::assign && l.stmts[0].tensor == y &&
+           l.stmts[1].kind == StmtKind::reduce && l.stmts[1].value->kind == ValueKind::Load &&
+           l.stmts[1].value->tensor == y;
+  };
+  Program swapped = p, shifted = p;
+  int found = 0;
+  for (Block& b : swapped.blocks)
+    for (Loop& l : b.loops)
+      if (stores_then_sums(l)) std::swap(l.stmts[0], l.stmts[1]), ++found;
+  ASSERT_EQ(found, 1);
+  EXPECT_EQ(zero_fill_of(swapped, {"y"}), std::vector<bool>{true});
+  for (Block& b : shifted.blocks)
+    for (Loop& l : b.loops)
+      if (stores_then_sums(l)) {
+        std::vector<Index> i = l.stmts[1].value->index;
+        i.back() = idx::add(i.back(), idx::constant(1));
+        l.stmts[1].value = val::load(y, i);
+      }
+  EXPECT_EQ(zero_fill_of(shifted, {"y"}), std::vector<bool>{true});
 }
 
 }  // namespace

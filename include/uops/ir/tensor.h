@@ -1,6 +1,7 @@
 // Host tensors: dense, row-major, owning their bytes. What programs take and give.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,20 +16,37 @@ namespace uops {
 
 namespace detail {
 
+// Where tensors' bytes live: blocks aligned to a cache line (a vector load straddling two lines
+// costs bandwidth; large blocks from malloc start 16 bytes into a page: an elementwise kernel ran
+// at 0.85 of a memcpy, which aligns its own accesses), large ones to a page. A large block
+// (kCachedBlockBytes and up) that a tensor frees is kept, rounded up to its size class (at most 1/8
+// larger), for the next tensor of that class, up to block_cache_limit() bytes in all (the oldest go
+// first). Without it run()'s fresh outputs came from glibc's malloc, which gives large freed blocks
+// back to the system or keeps them depending on the process's heap (its thread, what ran before):
+// where it gave them back, every run faulted its outputs' pages in again, 40 ms for softmax's 16 MB
+// on a 2 ms kernel (issue 30; docs/cpu-kernels.md "run() and its kernel"). Thread-safe.
+constexpr std::size_t kCachedBlockBytes = std::size_t(256) << 10;
+void* allocate_block(std::size_t bytes);
+void free_block(void* p, std::size_t bytes) noexcept;
+struct BlockCacheStats {
+  std::size_t blocks = 0, bytes = 0;  // kept now
+  std::size_t hits = 0;               // allocations served from the kept blocks, ever
+};
+BlockCacheStats block_cache_stats();
+// Default 64 MiB; returns the previous limit. Lowering it frees kept blocks down to the new one.
+std::size_t set_block_cache_limit(std::size_t bytes);
+
 // Leaves the elements a vector grows by uninitialized (value-initialization is still explicit),
 // so that an output a kernel writes in full is not zeroed first: for an elementwise kernel that
-// zeroing is a quarter of the run. And aligns them to a cache line: a vector load straddling two
-// lines costs bandwidth (large blocks from malloc start 16 bytes into a page; an elementwise
-// kernel ran at 0.85 of a memcpy, which aligns its own accesses).
+// zeroing is a quarter of the run.
 template <typename T>
 struct UninitializedAllocator : std::allocator<T> {
-  static constexpr std::align_val_t kAlignment{64};
   template <typename U>
   struct rebind {
     using other = UninitializedAllocator<U>;
   };
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }
+  T* allocate(std::size_t n) { return static_cast<T*>(allocate_block(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { free_block(p, n * sizeof(T)); }
   template <typename U>
   void construct(U* p) {
     ::new (static_cast<void*>(p)) U;

@@ -1,0 +1,127 @@
+// The kept large blocks behind tensors' bytes (uops/ir/tensor.h, detail::allocate_block): a freed
+// block serves the next tensor of its size class, what is kept stays under the limit, a kept block
+// is zeroed again for a zero-filled tensor, and tensors made and freed on many threads at once
+// neither lose nor share a block.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "uops/ir/tensor.h"
+
+namespace uops {
+namespace {
+
+using detail::block_cache_stats;
+using detail::set_block_cache_limit;
+
+// Each test starts from an empty cache with the default limit, and leaves the limit as it was.
+class BlockCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    limit_ = set_block_cache_limit(0);
+    set_block_cache_limit(limit_);
+  }
+  void TearDown() override {
+    set_block_cache_limit(0);
+    set_block_cache_limit(limit_);
+  }
+  std::size_t limit_ = 0;
+};
+
+constexpr int64_t kFloats = 1 << 20;  // 4 MiB: kept
+
+TEST_F(BlockCache, AFreedLargeBlockServesTheNextTensorOfItsClass) {
+  const unsigned char* first;
+  {
+    Tensor t = Tensor::uninitialized(DType::f32, {kFloats});
+    first = t.bytes.data();
+    EXPECT_EQ(block_cache_stats().blocks, 0u);
+  }
+  auto kept = block_cache_stats();
+  EXPECT_EQ(kept.blocks, 1u);
+  EXPECT_GE(kept.bytes, std::size_t(kFloats) * 4);
+  // A little smaller rounds up to the same class: the same block.
+  Tensor u = Tensor::uninitialized(DType::f32, {kFloats - 1000});
+  EXPECT_EQ(u.bytes.data(), first);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(u.bytes.data()) % 4096, 0u);  // large: on a page
+  EXPECT_EQ(block_cache_stats().blocks, 0u);
+  EXPECT_EQ(block_cache_stats().hits, kept.hits + 1);
+}
+
+TEST_F(BlockCache, SmallBlocksAndOtherClassesAreNotServedFromIt) {
+  { Tensor t = Tensor::uninitialized(DType::f32, {kFloats}); }
+  { Tensor small(DType::f32, {1000}); }
+  EXPECT_EQ(block_cache_stats().blocks, 1u);  // the small one went back to malloc
+  auto before = block_cache_stats();
+  Tensor twice = Tensor::uninitialized(DType::f32, {2 * kFloats});
+  EXPECT_EQ(block_cache_stats().hits, before.hits);
+  EXPECT_EQ(block_cache_stats().blocks, 1u);
+}
+
+TEST_F(BlockCache, AReusedBlockIsZeroedForAZeroFilledTensor) {
+  {
+    Tensor t = Tensor::uninitialized(DType::f32, {kFloats});
+    std::fill(t.bytes.begin(), t.bytes.end(), 0xff);
+  }
+  Tensor z(DType::f32, {kFloats});
+  EXPECT_EQ(block_cache_stats().blocks, 0u);  // it came from the cache
+  EXPECT_TRUE(std::all_of(z.bytes.begin(), z.bytes.end(), [](unsigned char b) { return b == 0; }));
+}
+
+TEST_F(BlockCache, WhatIsKeptStaysUnderTheLimitOldestFirst) {
+  set_block_cache_limit(std::size_t(10) << 20);  // two 4 MiB blocks, not three
+  std::vector<const unsigned char*> blocks;
+  {
+    std::vector<Tensor> ts;
+    for (int i = 0; i < 3; ++i) {
+      ts.push_back(Tensor::uninitialized(DType::f32, {kFloats}));
+      blocks.push_back(ts.back().bytes.data());
+    }
+  }  // freed first to last: the first is dropped for the third
+  auto s = block_cache_stats();
+  EXPECT_EQ(s.blocks, 2u);
+  EXPECT_LE(s.bytes, std::size_t(10) << 20);
+  // A block larger than the whole limit is not kept.
+  { Tensor big = Tensor::uninitialized(DType::f32, {4 * kFloats}); }
+  EXPECT_EQ(block_cache_stats().blocks, 2u);
+  // The newest kept block comes back first.
+  Tensor t = Tensor::uninitialized(DType::f32, {kFloats});
+  EXPECT_EQ(t.bytes.data(), blocks[2]);
+  // Lowering the limit frees what no longer fits; 0 keeps nothing.
+  set_block_cache_limit(0);
+  EXPECT_EQ(block_cache_stats().blocks, 0u);
+  EXPECT_EQ(block_cache_stats().bytes, 0u);
+  { Tensor u = Tensor::uninitialized(DType::f32, {kFloats}); }
+  EXPECT_EQ(block_cache_stats().blocks, 0u);
+}
+
+TEST_F(BlockCache, ThreadsNeverShareABlock) {
+  constexpr int kThreads = 4, kRounds = 200;
+  std::size_t hits = block_cache_stats().hits;
+  std::atomic<bool> overlap{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([i, &overlap] {
+      for (int r = 0; r < kRounds; ++r) {
+        // Sizes in two classes, so that threads take each other's freed blocks.
+        Tensor t = Tensor::uninitialized(DType::f32, {(r + i) % 2 ? kFloats / 4 : kFloats / 2});
+        std::fill(t.bytes.begin(), t.bytes.end(), static_cast<unsigned char>(i));
+        std::this_thread::yield();
+        overlap = overlap || std::any_of(t.bytes.begin(), t.bytes.end(), [i](unsigned char b) {
+                    return b != static_cast<unsigned char>(i);
+                  });
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_FALSE(overlap);
+  auto s = block_cache_stats();
+  EXPECT_LE(s.bytes, limit_);
+  EXPECT_GT(s.hits, hits);
+}
+
+}  // namespace
+}  // namespace uops
