@@ -3,7 +3,7 @@
 
     python3 bench/backends/table.py --bench build/release/bench/backends/bench_backends
 
-runs the training workloads (--filter for others) and prints the table, with the load average
+runs every workload against its peers (--filter for fewer) and prints the table, with the load average
 before and after; or, from a saved run:
 
     bench_backends --benchmark_format=json --benchmark_filter=... | python3 bench/backends/table.py
@@ -20,16 +20,18 @@ import os
 import subprocess
 import sys
 
-TRAINING = ("BM_(matmul_grad|conv2d_bwd_data|conv2d_bwd_weights|softmax_bwd|layernorm_bwd|"
-            "batched_matmul|attention_s128|attention_s512|attention_s1024|maxpool2d|avgpool2d|"
-            "sum_axis0|depthwise_conv2d)/")
+# Every workload against its peers: the forward ones, then those users train with.
+WORKLOADS = ("BM_(elementwise|softmax|layernorm|matmul|linear|conv2d|"
+             "matmul_grad|conv2d_bwd_data|conv2d_bwd_weights|softmax_bwd|layernorm_bwd|"
+             "batched_matmul|attention_s128|attention_s512|attention_s1024|maxpool2d|avgpool2d|"
+             "sum_axis0|depthwise_conv2d)/")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("json", nargs="?", help="a saved --benchmark_format=json run (else stdin)")
     ap.add_argument("--bench", help="run this bench_backends binary instead")
-    ap.add_argument("--filter", default=TRAINING, help="its --benchmark_filter")
+    ap.add_argument("--filter", default=WORKLOADS, help="its --benchmark_filter")
     ap.add_argument("--save", help="also write the run's JSON here")
     args = ap.parse_args()
     load_before = None
