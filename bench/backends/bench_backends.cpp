@@ -158,6 +158,7 @@ Workload elementwise() {
     *out = (t * t).max(x);
     benchmark::DoNotOptimize(out->data());
   };
+  w.checks.push_back({"Eigen", "z", [out] { return out->data(); }});
   w.output_bytes = n * 4;
   return w;
 }
@@ -177,6 +178,10 @@ Workload softmax() {
     out->array().colwise() /= s.array();
     benchmark::DoNotOptimize(out->data());
   };
+  // The peers share one output buffer; each is checked right after it ran.
+  for (const char* peer : {"Eigen", "oneDNN"}) {
+    w.checks.push_back({peer, "y", [out] { return out->data(); }});
+  }
   w.output_bytes = m * n * 4;
 #ifdef UOPS_BENCH_ONEDNN
   {
@@ -213,6 +218,9 @@ Workload layernorm() {
     out->array().rowwise() += beta.array();
     benchmark::DoNotOptimize(out->data());
   };
+  for (const char* peer : {"Eigen", "oneDNN"}) {
+    w.checks.push_back({peer, "y", [out] { return out->data(); }});
+  }
   w.output_bytes = m * n * 4;
 #ifdef UOPS_BENCH_ONEDNN
   {
@@ -247,6 +255,9 @@ Workload matmul() {
     out->noalias() = ConstMap(ap, n, n) * ConstMap(bp, n, n);
     benchmark::DoNotOptimize(out->data());
   };
+  for (const char* peer : {"Eigen", "OpenBLAS", "oneDNN"}) {
+    w.checks.push_back({peer, "c", [out] { return out->data(); }});
+  }
 #ifdef UOPS_BENCH_OPENBLAS
   w.peers.emplace_back("OpenBLAS", [out, ap, bp, n] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, ap, n, bp, n, 0.0f,
@@ -285,6 +296,9 @@ Workload linear() {
     y->rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bp, out);
     benchmark::DoNotOptimize(y->data());
   };
+  for (const char* peer : {"Eigen", "OpenBLAS"}) {
+    w.checks.push_back({peer, "y", [y] { return y->data(); }});
+  }
 #ifdef UOPS_BENCH_OPENBLAS
   w.peers.emplace_back("OpenBLAS", [=] {
     for (int64_t i = 0; i < batch; ++i) std::copy_n(bp, out, y->data() + i * out);
@@ -365,6 +379,9 @@ Workload conv2d() {
     out->noalias() = *cols * ConstMap(wp, O, K * K * C).transpose();
     benchmark::DoNotOptimize(out->data());
   };
+  for (const char* peer : {"Eigen", "OpenBLAS", "oneDNN"}) {
+    w.checks.push_back({peer, "y", [out] { return out->data(); }});
+  }
 #ifdef UOPS_BENCH_OPENBLAS
   w.peers.emplace_back("OpenBLAS", [=] {
     im2col(xp, cols->data(), N, H, W, C, K);
@@ -415,26 +432,30 @@ void set_threads(int threads) {
 #endif
 }
 
-// The peers whose output (run once) differs from uops' beyond f32 rounding: the largest
-// difference over the largest magnitude of uops' output, at most 1e-3.
+// The peers whose output differs from uops' beyond f32 rounding: the largest difference over
+// the largest magnitude of uops' output, at most 1e-3. Each peer's outputs are read right after
+// it ran, since peers of one workload may share their output buffer.
 std::set<std::string> wrong_peers(
     const Workload& w, const std::vector<std::pair<std::string, std::function<void()>>>& peers,
     const TensorMap& outputs) {
-  for (auto& [name, f] : peers) f();
   std::set<std::string> wrong;
-  for (const PeerOutput& c : w.checks) {
-    const Tensor& t = outputs.at(c.output);
-    const float* want = t.data<float>();
-    const float* got = c.data();
-    double diff = 0, scale = 1e-6;
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      diff = std::max(diff, double(std::abs(want[i] - got[i])));
-      scale = std::max(scale, double(std::abs(want[i])));
-    }
-    if (!(diff <= 1e-3 * scale)) {
-      std::fprintf(stderr, "error: peer %s's %s differs from uops' by %g (largest |uops| %g)\n",
-                   c.peer.c_str(), c.output.c_str(), diff, scale);
-      wrong.insert(c.peer);
+  for (auto& [name, f] : peers) {
+    f();
+    for (const PeerOutput& c : w.checks) {
+      if (c.peer != name) continue;
+      const Tensor& t = outputs.at(c.output);
+      const float* want = t.data<float>();
+      const float* got = c.data();
+      double diff = 0, scale = 1e-6;
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        diff = std::max(diff, double(std::abs(want[i] - got[i])));
+        scale = std::max(scale, double(std::abs(want[i])));
+      }
+      if (!(diff <= 1e-3 * scale)) {
+        std::fprintf(stderr, "error: peer %s's %s differs from uops' by %g (largest |uops| %g)\n",
+                     c.peer.c_str(), c.output.c_str(), diff, scale);
+        wrong.insert(c.peer);
+      }
     }
   }
   return wrong;
