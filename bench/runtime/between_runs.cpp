@@ -7,16 +7,18 @@
 #include "between_runs.h"
 
 #include <dirent.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,13 +63,15 @@ ThreadIds started(const ThreadIds& before, const ThreadIds& now) {
   return ids;
 }
 
-// CPU nanoseconds these threads have run (the first field of /proc/self/task/<tid>/schedstat).
+// CPU nanoseconds these threads have run, from each thread's CPU clock: Linux names the clock
+// of any thread of this process (glibc's pthread_getcpuclockid makes the same id), and unlike
+// /proc's schedstat it counts a running thread up to now rather than up to its last tick.
 double cpu_ns(const ThreadIds& threads) {
   double total = 0;
   for (long tid : threads) {
-    std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/schedstat");
-    double ns = 0;
-    if (stat >> ns) total += ns;
+    const clockid_t clock = clockid_t((~unsigned(tid) << 3) | 6);  // per-thread, scheduler time
+    timespec t{};
+    if (clock_gettime(clock, &t) == 0) total += double(t.tv_sec) * 1e9 + double(t.tv_nsec);
   }
   return total;
 }
@@ -92,6 +96,10 @@ struct Peer {
 struct Figure {
   double wall_ns = 0;  // median of one run
   double cpu_ns = 0;   // CPU of the peer's own threads per run, spinning included
+  // The runs during which the other peers' threads used under a tenth of a core (OpenMP's
+  // spin for several ms after each of its runs): their median, and how many there were.
+  double alone_wall_ns = 0;
+  int alone_runs = 0;
 };
 
 double median(std::vector<double> values) {
@@ -99,13 +107,25 @@ double median(std::vector<double> values) {
   return values.empty() ? 0 : values[values.size() / 2];
 }
 
-// Runs the peers in turns, a rotated order each sample. After a pause each run starts cold;
+// Runs the peers in turns, a new random order each sample: a rotated order would keep each
+// peer behind the same neighbour, and the one behind OpenMP would always start while its
+// threads still spin (for about 8 ms) on the second core. After a pause each run starts cold;
 // with no pause ("back to back") each timed run directly follows an untimed run of the same
 // graph. A peer's CPU is that of its own threads over the whole interleaving, per timed run,
-// so spinning that lasts into another peer's turn is still charged to it.
+// so spinning that lasts into another peer's turn is still charged to it. A timed run (with
+// its untimed run back to back) also records the CPU the other peers' threads took meanwhile.
 std::vector<Figure> interleave(const std::vector<Peer>& peers, std::chrono::microseconds pause,
                                int samples) {
   const std::size_t count = peers.size();
+  std::vector<ThreadIds> others(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    for (const Peer& peer : peers) {
+      std::set_difference(peer.threads->begin(), peer.threads->end(), peers[i].threads->begin(),
+                          peers[i].threads->end(), std::back_inserter(others[i]));
+    }
+    std::sort(others[i].begin(), others[i].end());
+    others[i].erase(std::unique(others[i].begin(), others[i].end()), others[i].end());
+  }
   for (int warm = 0; warm < 3; ++warm) {
     for (const Peer& peer : peers) {
       other_work(pause);
@@ -114,22 +134,32 @@ std::vector<Figure> interleave(const std::vector<Peer>& peers, std::chrono::micr
   }
   std::vector<double> cpu_before;
   for (const Peer& peer : peers) cpu_before.push_back(cpu_ns(*peer.threads));
-  std::vector<std::vector<double>> wall(count);
+  std::vector<std::vector<double>> wall(count), alone(count);
+  std::vector<std::size_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 random(2026);
   for (int s = 0; s < samples; ++s) {
-    for (std::size_t k = 0; k < count; ++k) {
-      const std::size_t i = (k + std::size_t(s)) % count;
+    std::shuffle(order.begin(), order.end(), random);
+    for (std::size_t i : order) {
       other_work(pause);
+      const double others_before = cpu_ns(others[i]);
+      const auto first = Clock::now();
       if (pause.count() == 0) peers[i].run();
       const auto start = Clock::now();
       peers[i].run();
-      wall[i].push_back(nanoseconds(Clock::now() - start));
+      const auto end = Clock::now();
+      wall[i].push_back(nanoseconds(end - start));
+      if (cpu_ns(others[i]) - others_before < 0.1 * nanoseconds(end - first)) {
+        alone[i].push_back(wall[i].back());
+      }
     }
   }
   other_work(pause);
   std::vector<Figure> figures(count);
   const double runs = pause.count() == 0 ? 2.0 * samples : samples;
   for (std::size_t i = 0; i < count; ++i) {
-    figures[i] = {median(wall[i]), (cpu_ns(*peers[i].threads) - cpu_before[i]) / runs};
+    figures[i] = {median(wall[i]), (cpu_ns(*peers[i].threads) - cpu_before[i]) / runs,
+                  median(alone[i]), int(alone[i].size())};
   }
   return figures;
 }
@@ -287,6 +317,41 @@ Row measure(const Case& c, std::chrono::microseconds pause, int samples, bool pe
   return row;
 }
 
+// One table; `alone` picks the runs during which no other peer's threads took a core.
+void print_table(const std::vector<Row>& rows, bool alone) {
+  std::string header;
+  for (const Row& row : rows) {
+    std::string columns = "| graph |";
+    for (const std::string& peer : row.peers) columns += " " + peer + " |";
+    columns += alone ? "" : " uops plan |";
+    if (columns != header) {
+      header = columns;
+      std::printf("\n%s\n|---|", columns.c_str());
+      for (std::size_t i = 0; i < row.peers.size() + (alone ? 0 : 1); ++i) std::printf("---|");
+      std::printf("\n");
+    }
+    std::printf("| %s |", row.name.c_str());
+    auto wall = [&](const Figure& f) { return alone ? f.alone_wall_ns : f.wall_ns; };
+    const double serial = wall(row.figures[1]);
+    for (const Figure& f : row.figures) {
+      if (alone && f.alone_runs == 0) {
+        std::printf(" none");
+      } else if (row.busy_branches) {
+        std::printf(" %.0f us, %.2fx", wall(f) / 1e3, serial / wall(f));
+      } else {
+        std::printf(" %.1f ns", wall(f) / double(row.n));
+      }
+      if (alone) {
+        std::printf(" (%d runs) |", f.alone_runs);
+      } else {
+        std::printf(" [%.*f] |", row.busy_branches ? 0 : 1, f.cpu_ns / 1e3);
+      }
+    }
+    std::printf(alone ? "\n" : " %s |\n", row.plan.c_str());
+    std::fflush(stdout);
+  }
+}
+
 void print(const std::vector<Row>& rows, std::chrono::microseconds pause, int samples) {
   std::printf(
       "\n### %s, %d samples (median wall time; in brackets: CPU us per run of the threads the "
@@ -295,30 +360,12 @@ void print(const std::vector<Row>& rows, std::chrono::microseconds pause, int sa
       pause.count() ? ("after " + std::to_string(pause.count()) + " us of other work").c_str()
                     : "back to back",
       samples);
-  std::string header;
-  for (const Row& row : rows) {
-    std::string columns = "| graph |";
-    for (const std::string& peer : row.peers) columns += " " + peer + " |";
-    columns += " uops plan |";
-    if (columns != header) {
-      header = columns;
-      std::printf("\n%s\n|---|", columns.c_str());
-      for (std::size_t i = 0; i <= row.peers.size(); ++i) std::printf("---|");
-      std::printf("\n");
-    }
-    std::printf("| %s |", row.name.c_str());
-    const double serial = row.figures[1].wall_ns;
-    for (const Figure& f : row.figures) {
-      if (row.busy_branches) {
-        std::printf(" %.0f us, %.2fx [%.0f] |", f.wall_ns / 1e3, serial / f.wall_ns,
-                    f.cpu_ns / 1e3);
-      } else {
-        std::printf(" %.1f ns [%.1f] |", f.wall_ns / double(row.n), f.cpu_ns / 1e3);
-      }
-    }
-    std::printf(" %s |\n", row.plan.c_str());
-    std::fflush(stdout);
-  }
+  print_table(rows, false);
+  std::printf(
+      "\nThe same, over only the runs during which the other peers' threads took under a tenth "
+      "of a core (OpenMP's spin after its runs takes the second core; how many runs in "
+      "parentheses):\n");
+  print_table(rows, true);
 }
 
 }  // namespace
@@ -327,6 +374,7 @@ int between_runs_main(int argc, char** argv) {
   std::vector<long> pauses = {2000, 0};
   int samples = 11;
   bool small = true, large = true;
+  std::string only;  // run just the graphs whose name contains it
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg.starts_with("--pause-us=")) {
@@ -337,6 +385,9 @@ int between_runs_main(int argc, char** argv) {
       }
     } else if (arg.starts_with("--samples=")) {
       samples = std::max(1, std::atoi(argv[i] + 10));
+    } else if (arg.starts_with("--only=")) {
+      only = arg.substr(7);
+      large = false;
     } else if (arg == "--no-large") {
       large = false;
     } else if (arg == "--no-small") {
@@ -344,7 +395,7 @@ int between_runs_main(int argc, char** argv) {
     } else if (arg != "--between-runs") {
       std::fprintf(stderr,
                    "usage: bench_runtime --between-runs [--pause-us=2000,0] [--samples=11] "
-                   "[--no-small] [--no-large]\n");
+                   "[--no-small] [--no-large] [--only=NAME]\n");
       return 2;
     }
   }
@@ -361,7 +412,9 @@ int between_runs_main(int argc, char** argv) {
   for (long pause_us : small ? pauses : std::vector<long>{}) {
     const std::chrono::microseconds pause(pause_us);
     std::vector<Row> rows;
-    for (const Case& c : cases) rows.push_back(measure(c, pause, samples, true));
+    for (const Case& c : cases) {
+      if (c.name.find(only) != std::string::npos) rows.push_back(measure(c, pause, samples, true));
+    }
     print(rows, pause, samples);
   }
   if (large) {
