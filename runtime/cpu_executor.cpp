@@ -1,5 +1,7 @@
 #include "uops/runtime/cpu_executor.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "handoff_cost.h"
+#include "thread_affinity.h"
 #include "uops/runtime/error.h"
 #include "wait.h"
 
@@ -57,8 +60,9 @@ struct CpuExecutor::Impl {
   std::vector<std::uint32_t> placed_at;           // per node, its place in schedule().order
   std::vector<std::uint32_t> place_in_stream;     // per node
 
-  std::mutex run_mutex;         // serializes run(); everything below is per run
-  std::atomic<Epoch> start{0};  // the run the workers serve
+  std::mutex run_mutex;             // serializes run(); everything below is per run
+  std::atomic<Epoch> start{0};      // the run the workers serve
+  std::atomic<int> caller_cpu{-1};  // where the caller started that run
   std::atomic<bool> stopping{false};
   std::atomic<bool> failed{false};
   Epoch epoch = 0;
@@ -165,6 +169,12 @@ struct CpuExecutor::Impl {
       seen = await_change(start, seen, spin);
       if (stopping.load(std::memory_order_relaxed)) return;
       if (stream < graph.schedule().streams.size()) {
+        // Woken onto the caller's core (the kernel does that now and then while the other
+        // core idles, and keeps doing it, since it wakes a thread where it last ran): the two
+        // would take turns on one core, so this worker moves off it.
+        if (sched_getcpu() == caller_cpu.load(std::memory_order_relaxed)) {
+          step_off(caller_cpu.load(std::memory_order_relaxed));
+        }
         present[stream].store(seen, std::memory_order_relaxed);  // the caller leaves the rest
         for (std::uint32_t place; claim_next(stream, seen, place);) {
           worked[stream].store(seen, std::memory_order_relaxed);
@@ -368,6 +378,7 @@ struct CpuExecutor::Impl {
     const Clock::time_point began_run = Clock::now();
     if (graph.schedule().streams.size() > 1) {
       woken = e;
+      caller_cpu.store(sched_getcpu(), std::memory_order_relaxed);
       start.store(e, std::memory_order_release);
       start.notify_all();
     }
@@ -414,7 +425,11 @@ struct CpuExecutor::Impl {
   // caller's core) weighs on both; the faster run of each decides. A run of the re-planned
   // plan in which some worker ran nothing measured the caller alone, not the plan: it does
   // not count, and if no run counts the re-planned plan is kept, since a stream whose worker
-  // does not come costs the caller only its claims.
+  // does not come costs the caller only its claims. For the same reason one stream must win
+  // by a clear margin: a tie means the workers came late on every trial run (a fork/join
+  // after a pause on a VM whose idle core wakes slowly), where the re-planned plan costs its
+  // claims but gains a core on every run where they come in time.
+  static constexpr double kOneStreamMargin = 0.9;
   void record_trial(double run_ns, Epoch e) {
     bool counts = true;
     for (StreamIndex s = 1; trial == 0 && s < graph.schedule().streams.size(); ++s) {
@@ -422,8 +437,8 @@ struct CpuExecutor::Impl {
           graph.schedule().streams[s].empty() || worked[s].load(std::memory_order_relaxed) == e;
     }
     if (counts) trial_ns[trial] = std::min(trial_ns[trial], run_ns);
-    const bool one_stream_faster =
-        trial_ns[1] < trial_ns[0] && trial_ns[0] != std::numeric_limits<double>::infinity();
+    const bool one_stream_faster = trial_ns[1] < kOneStreamMargin * trial_ns[0] &&
+                                   trial_ns[0] != std::numeric_limits<double>::infinity();
     const std::size_t next = --trial_runs_left != 0 ? 1 - trial : one_stream_faster;
     if (next != trial) {
       await_parked();

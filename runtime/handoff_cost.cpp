@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "thread_affinity.h"
 #include "wait.h"
 
 namespace uops::runtime {
@@ -34,17 +35,6 @@ void poll_until(const std::atomic<std::uint32_t>& signal, std::uint32_t value) {
 
 double fastest(const std::vector<double>& values) {
   return *std::min_element(values.begin(), values.end());
-}
-
-// Keeps the calling thread off `cpu` (the measuring thread's): a new thread often starts on
-// its creator's core and takes milliseconds to move, and until then every hand-off measured is
-// a switch between two threads of one core (8 us instead of 0.03), which is not what workers
-// that have settled on their own cores pay.
-void keep_off(int cpu) {
-  cpu_set_t allowed;
-  if (cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
-  CPU_CLR(cpu, &allowed);
-  if (CPU_COUNT(&allowed) > 0) sched_setaffinity(0, sizeof allowed, &allowed);
 }
 
 // Round trips between two polling threads; a batch's time per one-way hand-off, the fastest
