@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <utility>
@@ -30,29 +31,32 @@ class AccessTracker {
   void add(Id id, const std::vector<BufferId>& reads, const std::vector<BufferId>& writes,
            DependOn depend_on, Held held, Released released) {
     for (BufferId b : reads) {
-      if (const State* state = find(b); state && state->last_writer) {
-        depend_on(*state->last_writer);
-      }
+      if (const Slot* slot = find(b); slot && slot->writer != 0) depend_on(slot->writer - 1);
     }
     for (BufferId b : writes) {
-      State& state = find_or_add(b);
-      if (state.last_writer) {
-        depend_on(*state.last_writer);
-        released(*state.last_writer);
+      Slot& slot = find_or_add(b);
+      if (slot.writer != 0) {
+        depend_on(slot.writer - 1);
+        released(slot.writer - 1);
       }
-      for (Id reader : state.readers_since_write) {
-        depend_on(reader);
-        released(reader);
+      for (std::uint32_t r = slot.readers; r != kNone;) {
+        const Reader reader = readers_[r];
+        depend_on(reader.id);
+        released(reader.id);
+        readers_[r].next = free_;
+        free_ = r;
+        r = reader.next;
       }
-      state.last_writer = id;
+      slot.writer = id + 1;
+      slot.readers = kNone;
       held(id);
-      state.readers_since_write.clear();
     }
     // Registered after the writes so that a node reading and writing one buffer is recorded
     // as its writer only; a later writer depends on it through write-after-write.
     for (BufferId b : reads) {
       if (std::find(writes.begin(), writes.end(), b) == writes.end()) {
-        find_or_add(b).readers_since_write.push_back(id);
+        Slot& slot = find_or_add(b);
+        slot.readers = add_reader(id, slot.readers);
         held(id);
       }
     }
@@ -62,54 +66,74 @@ class AccessTracker {
   // write also the readers since.
   template <typename Visit>
   void last_accesses(BufferId b, bool write, Visit visit) const {
-    const State* state = find(b);
-    if (!state) return;
-    if (state->last_writer) visit(*state->last_writer);
+    const Slot* slot = find(b);
+    if (!slot) return;
+    if (slot->writer != 0) visit(slot->writer - 1);
     if (write) {
-      for (Id reader : state->readers_since_write) visit(reader);
+      for (std::uint32_t r = slot->readers; r != kNone; r = readers_[r].next) {
+        visit(readers_[r].id);
+      }
     }
   }
 
   void clear() {
     slots_ = {};
-    states_ = {};
+    used_ = 0;
+    readers_ = {};
+    free_ = kNone;
   }
 
  private:
-  struct State {
-    std::optional<Id> last_writer;
-    std::vector<Id> readers_since_write;
-  };
-  // The buffers' states sit in one array, found through an open-addressing table (linear
-  // probing, at most half full) of (buffer, state number) slots: a lookup reads one slot
-  // instead of following a node-based map's bucket and node pointers, which at 10^5 buffers
-  // and more costs a cache miss each.
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kEmpty = kNone - 1;  // in Slot::readers: a free slot
+
+  // A buffer's state sits in its slot of an open-addressing table (linear probing, at most half
+  // full), so a lookup reads one slot: no bucket or node pointers to follow, and no list of its
+  // own per buffer, each of which costs a cache miss once there are 10^5 buffers and more.
   struct Slot {
     BufferId buffer = 0;
-    std::uint32_t state = 0;  // index into states_ plus one; 0: empty
+    Id writer = 0;                   // the last writer + 1; 0: none
+    std::uint32_t readers = kEmpty;  // the first of the readers since that write, or kNone
   };
+  // The readers since a write, as lists through one pool; a write returns its buffer's list to
+  // the pool's free list, so the pool holds no more records than there are live readers.
+  struct Reader {
+    Id id;
+    std::uint32_t next;
+  };
+
+  std::uint32_t add_reader(Id id, std::uint32_t next) {
+    if (free_ == kNone) {
+      readers_.push_back(Reader{id, next});
+      return static_cast<std::uint32_t>(readers_.size() - 1);
+    }
+    const std::uint32_t r = free_;
+    free_ = readers_[r].next;
+    readers_[r] = Reader{id, next};
+    return r;
+  }
 
   std::size_t home(BufferId b) const {
     return static_cast<std::size_t>((std::uint64_t{b} * 0x9E3779B97F4A7C15u) >> shift_);
   }
 
-  const State* find(BufferId b) const {
+  const Slot* find(BufferId b) const {
     if (slots_.empty()) return nullptr;
     for (std::size_t i = home(b);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].state == 0) return nullptr;
-      if (slots_[i].buffer == b) return &states_[slots_[i].state - 1];
+      if (slots_[i].readers == kEmpty) return nullptr;
+      if (slots_[i].buffer == b) return &slots_[i];
     }
   }
 
-  State& find_or_add(BufferId b) {
-    if (2 * (states_.size() + 1) > slots_.size()) grow();
+  Slot& find_or_add(BufferId b) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
     std::size_t i = home(b);
-    for (; slots_[i].state != 0; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].buffer == b) return states_[slots_[i].state - 1];
+    for (; slots_[i].readers != kEmpty; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].buffer == b) return slots_[i];
     }
-    states_.emplace_back();
-    slots_[i] = Slot{b, static_cast<std::uint32_t>(states_.size())};
-    return states_.back();
+    ++used_;
+    slots_[i] = Slot{b, 0, kNone};
+    return slots_[i];
   }
 
   void grow() {
@@ -117,16 +141,18 @@ class AccessTracker {
         std::exchange(slots_, std::vector<Slot>(std::max<std::size_t>(16, 2 * slots_.size())));
     shift_ = 64 - std::countr_zero(slots_.size());
     for (const Slot& slot : old) {
-      if (slot.state == 0) continue;
+      if (slot.readers == kEmpty) continue;
       std::size_t i = home(slot.buffer);
-      while (slots_[i].state != 0) i = (i + 1) & (slots_.size() - 1);
+      while (slots_[i].readers != kEmpty) i = (i + 1) & (slots_.size() - 1);
       slots_[i] = slot;
     }
   }
 
   std::vector<Slot> slots_;  // a power of two in size
   int shift_ = 64;           // 64 - log2(slots_.size())
-  std::vector<State> states_;
+  std::size_t used_ = 0;     // slots holding a buffer
+  std::vector<Reader> readers_;
+  std::uint32_t free_ = kNone;  // the first record of the pool's free list
 };
 
 // Successor lists implied by the nodes' accesses in insertion order (read-after-write,
