@@ -164,16 +164,26 @@ struct CpuExecutor::Impl {
     workers.clear();
   }
 
+  // How many runs apart a worker may step off the caller's core, or look whether to (below).
+  static constexpr Epoch kRunsBetweenSteps = 64, kRunsBetweenLooks = 8;
+
   void serve(StreamIndex stream, Epoch seen) {
+    Epoch may_step = 0;
     for (;;) {
       seen = await_change(start, seen, spin);
       if (stopping.load(std::memory_order_relaxed)) return;
       if (stream < graph.schedule().streams.size()) {
-        // Woken onto the caller's core (the kernel does that now and then while the other
-        // core idles, and keeps doing it, since it wakes a thread where it last ran): the two
-        // would take turns on one core, so this worker moves off it.
-        if (sched_getcpu() == caller_cpu.load(std::memory_order_relaxed)) {
-          step_off(caller_cpu.load(std::memory_order_relaxed));
+        // Woken onto the caller's core while another core idles (the kernel does that now and
+        // then, and keeps doing it, since it wakes a thread where it last ran): the two would
+        // take turns on one core, so this worker moves off it. Not where every core is busy:
+        // the kernel soon puts it back, a move costs a migration, and the caller, once it
+        // waits, leaves its core to the worker (on a loaded machine tiny runs took twice as
+        // long). Looked at every few runs only.
+        const int caller = caller_cpu.load(std::memory_order_relaxed);
+        if (seen >= may_step && sched_getcpu() == caller) {
+          const bool idle = idle_core_likely();
+          if (idle) step_off(caller);
+          may_step = seen + (idle ? kRunsBetweenSteps : kRunsBetweenLooks);
         }
         present[stream].store(seen, std::memory_order_relaxed);  // the caller leaves the rest
         for (std::uint32_t place; claim_next(stream, seen, place);) {

@@ -1,6 +1,10 @@
 #include "thread_affinity.h"
 
+#include <fcntl.h>
 #include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 namespace uops::runtime {
 namespace {
@@ -23,6 +27,22 @@ void keep_off(int cpu) {
 void step_off(int cpu) {
   cpu_set_t allowed;
   if (exclude(cpu, allowed)) sched_setaffinity(0, sizeof allowed, &allowed);
+}
+
+bool idle_core_likely() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
+  // "0.28 1.39 1.72 2/345 12345": the fourth field is runnable/all threads.
+  const int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[128];
+  const ssize_t got = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (got <= 0) return false;
+  text[got] = 0;
+  long runnable = 0;
+  if (std::sscanf(text, "%*s %*s %*s %ld/", &runnable) != 1) return false;
+  return runnable <= CPU_COUNT(&allowed);
 }
 
 }  // namespace uops::runtime

@@ -13,4 +13,9 @@ void keep_off(int cpu);
 // wakes a thread where it last ran, so later wake-ups start on the new core too.
 void step_off(int cpu);
 
+// Whether fewer threads are runnable on the whole machine than the calling thread may use
+// cores (from /proc/loadavg, the reader itself counted): then some core it may use is idle,
+// and stepping off a shared core gains one. False where that cannot be read.
+bool idle_core_likely();
+
 }  // namespace uops::runtime

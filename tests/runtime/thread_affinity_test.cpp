@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <atomic>
 #include <thread>
+#include <vector>
 
 namespace uops::runtime {
 namespace {
@@ -68,6 +70,26 @@ TEST(ThreadAffinity, TheOnlyCoreIsKept) {
     const cpu_set_t still = allowed_now();
     EXPECT_TRUE(CPU_EQUAL(&one, &still));
   });
+}
+
+// More threads spinning than the machine has cores: no core is idle.
+TEST(ThreadAffinity, NoIdleCoreWhileEveryCoreSpins) {
+  const cpu_set_t allowed = allowed_now();
+  std::atomic<bool> stop{false};
+  std::atomic<int> spinning{0};
+  std::vector<std::thread> spinners;
+  for (int i = 0; i <= CPU_COUNT(&allowed); ++i) {
+    spinners.emplace_back([&] {
+      spinning.fetch_add(1);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  while (spinning.load() < int(spinners.size())) std::this_thread::yield();
+  const bool idle = idle_core_likely();
+  stop = true;
+  for (std::thread& t : spinners) t.join();
+  EXPECT_FALSE(idle);
 }
 
 }  // namespace
