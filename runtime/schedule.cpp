@@ -39,14 +39,13 @@ class Placer {
          std::span<const double> cost_ns, double handoff_ns, double wakeup_ns,
          std::span<const std::uint32_t> command, std::span<const std::uint32_t> group,
          std::size_t streams_per_group, Schedule& schedule)
-      : successors_(successors),
-        predecessors_(predecessors),
+      : predecessors_(predecessors),
         limit_(group.empty() ? std::min(max_streams, std::max<std::size_t>(successors.size(), 1))
                              : max_streams),
         schedule_(schedule),
         position_(successors.size(), 0),
         placed_at_(successors.size(), 0),
-        pending_(successors.size()),
+        pending_(successors.size() + 1),
         row_(limit_ + 2),
         ancestor_position_(successors.size() * row_, -1),
         cost_ns_(cost_ns),
@@ -59,11 +58,40 @@ class Placer {
     schedule_.stream_of.assign(successors.size(), kUnassigned);
     schedule_.order.reserve(successors.size());
     if (!group.empty()) schedule_.streams.resize(limit_);
+    std::size_t edges = 0;
+    for (const auto& list : successors) edges += list.size();
+    successor_.reserve(edges);
     for (NodeIndex v = 0; v < successors.size(); ++v) {
-      pending_[v] = {static_cast<std::uint32_t>(predecessors[v].size()), schedule_.rank[v]};
+      pending_[v] = {static_cast<std::uint32_t>(predecessors[v].size()), schedule_.rank[v],
+                     successor_.size()};
+      successor_.insert(successor_.end(), successors[v].begin(), successors[v].end());
+    }
+    pending_[successors.size()].first_successor = successor_.size();
+  }
+
+  const std::vector<std::uint32_t>& positions() const { return position_; }
+
+  // Visits the nodes in `order`, a topological order. What visiting a node reads lies at
+  // random places for a graph with long edges, so it is asked for ahead: the predecessor list
+  // of the node 2d places on, then the rows of the predecessors and the records of the
+  // successors of the one d places on. (Written in the loop: GCC drops prefetches in a helper
+  // it does not inline.)
+  void visit_all(const std::vector<NodeIndex>& order) {
+    constexpr std::size_t kAhead = 4;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (i + 2 * kAhead < order.size()) {
+        __builtin_prefetch(predecessors_[order[i + 2 * kAhead]].data());
+        const NodeIndex u = order[i + kAhead];
+        for (NodeIndex p : predecessors_[u]) __builtin_prefetch(&ancestor_position_[p * row_]);
+        if (schedule_.stream_of[u] == kUnassigned) {  // else its successors were counted down
+          for (NodeIndex s : successors_of(u)) __builtin_prefetch(&pending_[s]);
+        }
+      }
+      visit(order[i]);
     }
   }
 
+ private:
   void visit(NodeIndex v) {
     record_ancestors(v);
     if (schedule_.stream_of[v] != kUnassigned) return;
@@ -72,7 +100,7 @@ class Placer {
     // Follow the most critical path down from v on the same stream, so it runs without signals.
     for (NodeIndex at = v;;) {
       std::optional<NodeIndex> next;
-      for (NodeIndex s : successors_[at]) {
+      for (NodeIndex s : successors_of(at)) {
         if (pending_[s].unplaced_predecessors != 0) continue;  // placed, or not ready
         if (!group_.empty() && group_[s] != group_[v]) continue;
         if (!next || pending_[s].rank > pending_[*next].rank) next = s;
@@ -83,9 +111,6 @@ class Placer {
     }
   }
 
-  const std::vector<std::uint32_t>& positions() const { return position_; }
-
- private:
   // Highest position on each stream of an ancestor of v. Streams are chains in the DAG (each
   // node on a stream is an ancestor of the next), so the last node L of a stream is an ancestor
   // of v exactly when v's ancestor position on that stream is at least L's.
@@ -177,24 +202,37 @@ class Placer {
     schedule_.order.push_back(v);
     if (!command_.empty()) commands_run_.insert(std::uint64_t{stream} << 32 | command_[v]);
     pending_[v].unplaced_predecessors = kPlaced;
-    for (NodeIndex s : successors_[v]) --pending_[s].unplaced_predecessors;
+    for (NodeIndex s : successors_of(v)) {
+      // A successor this makes ready may be the next on the chain: ask for its list now.
+      if (--pending_[s].unplaced_predecessors == 0)
+        __builtin_prefetch(&successor_[pending_[s].first_successor]);
+    }
   }
 
-  const Adjacency& successors_;
+  std::span<const NodeIndex> successors_of(NodeIndex v) const {
+    return {successor_.data() + pending_[v].first_successor,
+            successor_.data() + pending_[v + 1].first_successor};
+  }
+
   const Adjacency& predecessors_;
   const std::size_t limit_;
   Schedule& schedule_;
   std::vector<std::uint32_t> position_;
   std::vector<std::uint32_t> placed_at_;
-  // Per node, what placing a predecessor updates and the chain rule then reads, side by side
-  // (one cache line per successor instead of three): predecessors not yet placed (kPlaced once
-  // the node itself is), and the rank.
+  // Per node, what placing a predecessor updates and the chain rule then reads, side by side:
+  // predecessors not yet placed (kPlaced once the node itself is), the rank, and where its
+  // successors start in successor_ (they end where the next node's start). Following a chain
+  // to a successor s then waits for one cache miss (s's successors, since s's record was just
+  // read), not three (a list header, its data, the counts), which is what a random graph too
+  // large for the cache costs per placed node.
   struct Pending {
     std::uint32_t unplaced_predecessors = 0;
     std::uint32_t rank = 0;
+    std::size_t first_successor = 0;
   };
   static constexpr std::uint32_t kPlaced = std::numeric_limits<std::uint32_t>::max();
-  std::vector<Pending> pending_;
+  std::vector<Pending> pending_;  // one more than there are nodes, to end the last list
+  std::vector<NodeIndex> successor_;
   // Per node, a row of limit_ ancestor positions followed by the node's own stream and
   // position once placed: what a successor reads of it lies in one place, not in three arrays.
   const std::size_t row_;
@@ -224,8 +262,23 @@ void add_signals(const Adjacency& predecessors, const std::vector<std::uint32_t>
   schedule.waits.assign(n, {});
   schedule.signaled.assign(n, false);
 
+  // The order visits nodes at random places in memory, so what node i reads is asked for
+  // ahead: the list header of node i + 3d, its data at i + 2d, what its predecessors hold at
+  // i + d. (Written in the loop: GCC drops prefetches in a helper it does not inline.)
+  constexpr std::size_t kAhead = 4;
   std::vector<NodeIndex> remote;
-  for (NodeIndex v : schedule.order) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + 3 * kAhead < n) {
+      __builtin_prefetch(&predecessors[schedule.order[i + 3 * kAhead]]);
+      __builtin_prefetch(predecessors[schedule.order[i + 2 * kAhead]].data());
+      for (NodeIndex p : predecessors[schedule.order[i + kAhead]]) {
+        __builtin_prefetch(&schedule.stream_of[p]);
+        __builtin_prefetch(&placed_at[p]);
+        __builtin_prefetch(&position[p]);
+        __builtin_prefetch(&clock[p * streams]);
+      }
+    }
+    const NodeIndex v = schedule.order[i];
     const StreamIndex t = schedule.stream_of[v];
     std::int32_t* mine = &known[t * streams];
     remote.clear();
@@ -311,7 +364,7 @@ Schedule schedule_nodes(const Adjacency& successors, const Adjacency* predecesso
     schedule.rank = prepared.rank;
     Placer placer(successors, prepared.predecessors(), limit, cost_ns, handoff_ns, wakeup_ns,
                   command, {}, 0, schedule);
-    for (NodeIndex v : prepared.topo.order) placer.visit(v);
+    placer.visit_all(prepared.topo.order);
     add_signals(prepared.predecessors(), placer.positions(), schedule);
     if (!cost_ns.empty()) {
       schedule.handoff_ns = handoff_ns;
@@ -374,7 +427,7 @@ Schedule make_device_schedule(const std::vector<std::vector<NodeIndex>>& success
   schedule.streams_per_device = streams_per_device;
   Placer placer(successors, prepared.predecessors(), devices * streams_per_device, {}, 0, 0,
                 command, device_of, streams_per_device, schedule);
-  for (NodeIndex v : prepared.topo.order) placer.visit(v);
+  placer.visit_all(prepared.topo.order);
   add_signals(prepared.predecessors(), placer.positions(), schedule);
   return schedule;
 }
