@@ -19,9 +19,16 @@ Adjacency infer_dependencies(const std::vector<Node>& nodes) {
   std::vector<std::size_t> start;  // node n's predecessors: [start[n], start[n + 1])
   start.reserve(nodes.size() + 1);
   start.push_back(0);
-  std::vector<std::uint32_t> outdegree(nodes.size(), 0);
   auto ignore = [](NodeIndex) {};
+  // Buffers, and then nodes, are looked up at random places once there are many: what node
+  // n + d will look up is asked for while node n is added, and likewise below. (Written in the
+  // loops: GCC drops prefetches in a helper it does not inline.)
+  constexpr std::size_t kAhead = 8;
   for (NodeIndex n = 0; n < nodes.size(); ++n) {
+    if (n + kAhead < nodes.size()) {
+      for (BufferId b : nodes[n + kAhead].reads) __builtin_prefetch(tracker.slot_address(b));
+      for (BufferId b : nodes[n + kAhead].writes) __builtin_prefetch(tracker.slot_address(b));
+    }
     tracker.add(
         n, nodes[n].reads, nodes[n].writes,
         [&](NodeIndex earlier) {
@@ -31,13 +38,23 @@ Adjacency infer_dependencies(const std::vector<Node>& nodes) {
     const auto first = predecessors.begin() + static_cast<std::ptrdiff_t>(start.back());
     std::sort(first, predecessors.end());
     predecessors.erase(std::unique(first, predecessors.end()), predecessors.end());
-    for (auto p = first; p != predecessors.end(); ++p) ++outdegree[*p];
     start.push_back(predecessors.size());
+  }
+  std::vector<std::uint32_t> outdegree(nodes.size(), 0);
+  for (std::size_t i = 0; i < predecessors.size(); ++i) {
+    if (i + kAhead < predecessors.size()) __builtin_prefetch(&outdegree[predecessors[i + kAhead]]);
+    ++outdegree[predecessors[i]];
   }
   Adjacency successors(nodes.size());
   for (NodeIndex v = 0; v < nodes.size(); ++v) successors[v].reserve(outdegree[v]);
   for (NodeIndex n = 0; n < nodes.size(); ++n) {
-    for (std::size_t i = start[n]; i < start[n + 1]; ++i) successors[predecessors[i]].push_back(n);
+    for (std::size_t i = start[n]; i < start[n + 1]; ++i) {
+      if (i + 2 * kAhead < predecessors.size())
+        __builtin_prefetch(&successors[predecessors[i + 2 * kAhead]]);
+      if (i + kAhead < predecessors.size())
+        __builtin_prefetch(successors[predecessors[i + kAhead]].data());
+      successors[predecessors[i]].push_back(n);
+    }
   }
   return successors;
 }
@@ -162,6 +179,14 @@ Adjacency transitive_reduction(Adjacency successors, const std::vector<NodeIndex
     }
     stop = std::max(stop, earliest);
     for (std::size_t i = end + 1; i-- > stop;) {
+      // Successors lie anywhere in a graph with long edges: their positions are asked for
+      // ahead, as is the list of the node 2d places on. (Written in the loop: GCC drops
+      // prefetches in a helper it does not inline.)
+      constexpr std::size_t kAhead = 4;
+      if (i >= stop + 2 * kAhead) {
+        __builtin_prefetch(reduced[order[i - 2 * kAhead]].data());
+        for (NodeIndex s : reduced[order[i - kAhead]]) __builtin_prefetch(&position[s]);
+      }
       const NodeIndex v = order[i];
       if (work) {
         ++work->nodes;
@@ -195,7 +220,15 @@ Adjacency predecessors_of(const Adjacency& successors) {
   }
   Adjacency predecessors(successors.size());
   for (NodeIndex v = 0; v < successors.size(); ++v) predecessors[v].reserve(indegree[v]);
-  for (NodeIndex v = 0; v < successors.size(); ++v) {
+  // The lists filled lie at random places in a graph with long edges: the list headers are
+  // asked for ahead, 2d nodes on, and their data d nodes on.
+  constexpr NodeIndex kAhead = 4;
+  const auto n = static_cast<NodeIndex>(successors.size());
+  for (NodeIndex v = 0; v < n; ++v) {
+    if (v + 2 * kAhead < n) {
+      for (NodeIndex s : successors[v + 2 * kAhead]) __builtin_prefetch(&predecessors[s]);
+      for (NodeIndex s : successors[v + kAhead]) __builtin_prefetch(predecessors[s].data());
+    }
     for (NodeIndex s : successors[v]) predecessors[s].push_back(v);
   }
   return predecessors;

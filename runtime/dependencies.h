@@ -76,6 +76,9 @@ class AccessTracker {
     }
   }
 
+  // Where b's lookup starts, for a caller to ask the cache for it ahead (null while empty).
+  const void* slot_address(BufferId b) const { return slots_.empty() ? nullptr : &slots_[home(b)]; }
+
   void clear() {
     slots_ = {};
     used_ = 0;
