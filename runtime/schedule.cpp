@@ -205,7 +205,7 @@ class Placer {
     for (NodeIndex s : successors_of(v)) {
       // A successor this makes ready may be the next on the chain: ask for its list now.
       if (--pending_[s].unplaced_predecessors == 0)
-        __builtin_prefetch(&successor_[pending_[s].first_successor]);
+        __builtin_prefetch(successor_.data() + pending_[s].first_successor);
     }
   }
 
