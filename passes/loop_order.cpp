@@ -94,19 +94,35 @@ void fresh_vars(Program& p, Block& b) {
   }
 }
 
-// Turns the carried sum owned by loop k with id c into accumulation into its one store, when the
-// conditions of the header hold; returns whether it did. A store of more than the sum
-// (`y = c + b[j]`, a linear layer's bias) keeps that rest in `epilogue`, a block over the loops up
-// to k that rewrites y[idx] from the sum it then holds: y = y + b[j], the same operations.
-bool accumulate_directly(Program& p, size_t bi, Block& b, size_t k, int c,
-                         std::vector<Block>* epilogue) {
+// A block over b's loops up to k (on new variables) that holds `stmt` alone.
+Block over_outer_loops(Program& p, const Block& b, size_t k, Stmt stmt) {
+  Block out;
+  out.origin = b.origin;
+  out.loops.assign(b.loops.begin(), b.loops.begin() + long(k) + 1);
+  for (auto& l : out.loops) l.stmts.clear();
+  out.loops.back().stmts.push_back(std::move(stmt));
+  fresh_vars(p, out);
+  return out;
+}
+
+// Turns the carried sum, max or min owned by loop k with id c into accumulation into its one
+// store, when the conditions of the header hold; returns whether it did. A sum accumulates into
+// y's zeros; a max or min into y set to the carried scalar's identity by `prologue`, a block over
+// the loops up to k, so each element receives identity, v0, v1, ... as the scalar did. A store of
+// more than the reduction (`y = c + b[j]`, a linear layer's bias) keeps that rest in `epilogue`,
+// a block over the same loops that rewrites y[idx] from the value it then holds: y = y + b[j],
+// the same operations.
+bool accumulate_directly(Program& p, size_t bi, Block& b, size_t k, const Carried& carried,
+                         std::vector<Block>* prologue, std::vector<Block>* epilogue) {
+  const int c = carried.id;
   Loop& owner = b.loops[k];
   auto store = std::find_if(owner.stmts.begin(), owner.stmts.end(), [&](const Stmt& s) {
     return s.kind == StmtKind::assign && uses_carried(s.value, c);
   });
   if (store == owner.stmts.end() || count_uses(b, c) != 1 || may_raise(*store)) return false;
   int y = store->tensor;
-  if (p.tensors[y].dtype != p.value_type() || !starts_zero(p, bi, y)) return false;
+  const bool from_zero = carried.op == ReduceOp::sum;
+  if (p.tensors[y].dtype != p.value_type() || (from_zero && !starts_zero(p, bi, y))) return false;
   TensorSets sets = tensor_sets(b, int(p.tensors.size()));
   for (auto& a : block_accesses(b))
     if (a.tensor == y && !(a.write && a.loop == int(k))) return false;
@@ -140,21 +156,20 @@ bool accumulate_directly(Program& p, size_t bi, Block& b, size_t k, int c,
         s.tensor = y;
         s.index = target.index;
         s.checked = target.checked;
-        s.op = ReduceOp::sum;
+        s.op = carried.op;
         s.carried = -1;
       }
+  if (!from_zero) {
+    Stmt init = target;
+    init.value = val::constant(reduce_identity(carried.op));
+    prologue->push_back(over_outer_loops(p, b, k, std::move(init)));
+  }
   if (!rest) return true;
-  Block after;
-  after.origin = b.origin;
-  after.loops.assign(b.loops.begin(), b.loops.begin() + long(k) + 1);
-  for (auto& l : after.loops) l.stmts.clear();
-  Value sum = val::load(y, target.index, 0.0, target.checked);
+  Value reduced = val::load(y, target.index, 0.0, target.checked);
   target.value = rewrite(target.value, [&](const Value& v) -> Value {
-    return v->kind == ValueKind::Carried ? sum : nullptr;
+    return v->kind == ValueKind::Carried ? reduced : nullptr;
   });
-  after.loops.back().stmts.push_back(std::move(target));
-  fresh_vars(p, after);
-  epilogue->push_back(std::move(after));
+  epilogue->push_back(over_outer_loops(p, b, k, std::move(target)));
   return true;
 }
 
@@ -451,11 +466,12 @@ Program order_loops(Program p) {
     }
     Block b = p.blocks[bi];
     num_vars = p.num_vars;  // the epilogues take new loop variables
-    std::vector<Block> epilogues;
+    std::vector<Block> prologues, epilogues;
     for (size_t k = 0; k < b.loops.size(); ++k) {
       std::vector<Carried> owned = b.loops[k].carried;
       for (auto& c : owned)
-        if (c.op == ReduceOp::sum) accumulate_directly(p, bi, b, k, c.id, &epilogues);
+        if (c.op == ReduceOp::sum || c.op == ReduceOp::max || c.op == ReduceOp::min)
+          accumulate_directly(p, bi, b, k, c, &prologues, &epilogues);
     }
     size_t packs = reorder(p, bi, std::move(b));
     if (packs == kKept) {
@@ -463,7 +479,8 @@ Program order_loops(Program p) {
       to_dot_products(p, bi);
       continue;
     }
-    bi += packs;
+    p.blocks.insert(p.blocks.begin() + long(bi), prologues.begin(), prologues.end());
+    bi += packs + prologues.size();
     p.blocks.insert(p.blocks.begin() + long(bi) + 1, epilogues.begin(), epilogues.end());
     bi += epilogues.size();
   }

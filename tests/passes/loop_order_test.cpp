@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "support/random_graph.h"
 #include "uops/ir.h"
 #include "uops/ir/verifier.h"
@@ -73,12 +75,64 @@ TEST(LoopOrder, StrideOneReductionStays) {
   EXPECT_EQ(print(order_loops(p)), print(p));
 }
 
-// Only a sum starts from the zeros the output is filled with.
-TEST(LoopOrder, OtherReductionsStay) {
-  for (ReduceOp op : {ReduceOp::max, ReduceOp::min, ReduceOp::prod}) {
-    Program p = column_sums(op);
-    EXPECT_EQ(print(order_loops(p)), print(p)) << op_name(op);
+// A product has no carried form that accumulates into y: its block stays.
+TEST(LoopOrder, ProductsStay) {
+  Program p = column_sums(ReduceOp::prod);
+  EXPECT_EQ(print(order_loops(p)), print(p));
+}
+
+// Values where the order of a max or min shows: NaN (which `v > acc` never takes), signed zeros
+// (of two equal ones the first stays), infinities and ties.
+TensorMap awkward_columns() {
+  Tensor x(DType::f32, {300, 17});
+  const double special[] = {std::nan(""), -0.0, 0.0, INFINITY, -INFINITY, 3.0, -3.0};
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.set(i, i % 5 == 0 ? special[(i / 5) % 7] : double((i * 7919) % 23 - 11));
+  return {{"x", x}};
+}
+
+void expect_same_bits(const Program& p, const Program& q, const TensorMap& in) {
+  ASSERT_TRUE(verify(q).empty()) << print(q);
+  TensorMap a = interpret(p, in), b = interpret(q, in);
+  for (auto& [name, t] : a)
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const double u = t.get(i), v = b.at(name).get(i);
+      ASSERT_TRUE((std::isnan(u) && std::isnan(v)) ||
+                  (u == v && std::signbit(u) == std::signbit(v)))
+          << name << i << ": " << u << " against " << v;
+    }
+}
+
+// A max or min accumulates into y as well, after a block that sets y to the scalar's identity:
+// each element sees the identity, then its values in their order, as the scalar did.
+TEST(LoopOrder, ColumnMaximaAccumulateAfterTheIdentity) {
+  for (ReduceOp op : {ReduceOp::max, ReduceOp::min}) {
+    Program p = column_sums(op), q = order_loops(p);
+    const std::string name = op_name(op), identity = op == ReduceOp::max ? "-inf" : "inf";
+    EXPECT_EQ(print_block(q, q.blocks[0], 0) + print_block(q, q.blocks[1], 1),
+              "block 0: reduce " + name + "\n  for v2 in [0, x.1):\n    y?[0, v2] = " + identity +
+                  "\n"
+                  "block 1: reduce " +
+                  name +
+                  "\n"
+                  "  for v1 in [0, x.0):\n"
+                  "    for v0 in [0, x.1):\n"
+                  "      y?[0, v0] " +
+                  name + "= x?[v1, v0]\n")
+        << print(q);
+    expect_same_bits(p, q, awkward_columns());
+    expect_same_bits(p, q, column_input());
   }
+}
+
+// y written before the block does not matter to a max (the identity overwrites it, as the
+// original store did): both copies convert, and the result is the original's.
+TEST(LoopOrder, MaximumIntoAnOutputWrittenBeforeConverts) {
+  Program p = column_sums(ReduceOp::max);
+  p.blocks.push_back(p.blocks[0]);
+  Program q = order_loops(p);
+  EXPECT_EQ(q.blocks.size(), 4u) << print(q);
+  expect_same_bits(p, q, awkward_columns());
 }
 
 // A mean stores more than its sum (y = c / n): y accumulates the sum row by row, and a block

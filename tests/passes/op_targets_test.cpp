@@ -41,8 +41,7 @@ TEST(OpTargets, MatmulIsOneBlock) {
 }
 
 TEST(OpTargets, ConvolutionsAndPoolsAreOneBlock) {
-  for (const char* name :
-       {"depthwise_conv2d", "batched_matmul", "linear", "maxpool2d", "gelu", "concat"}) {
+  for (const char* name : {"depthwise_conv2d", "batched_matmul", "linear", "gelu", "concat"}) {
     ProgramStats s = optimized_stats(name);
     EXPECT_EQ(s.blocks, 1) << name;
     EXPECT_EQ(s.temporaries, 0) << name;
@@ -58,6 +57,19 @@ TEST(OpTargets, AvgpoolFinishesItsSumsAfterwards) {
   EXPECT_EQ(avgpool.blocks, 2) << text;
   EXPECT_EQ(avgpool.temporaries, 0) << text;
   EXPECT_NE(text.find("/ idx($k * $k))"), std::string::npos) << text;
+}
+
+// maxpool2d takes its maxima in y over the channels, innermost and contiguous in NHWC, after a
+// block that sets y to -inf: the window's loops run outside the channels.
+TEST(OpTargets, MaxpoolTakesItsMaximaAcrossTheChannels) {
+  std::string text;
+  ProgramStats maxpool = optimized_stats("maxpool2d", &text);
+  EXPECT_EQ(maxpool.blocks, 2) << text;
+  EXPECT_EQ(maxpool.temporaries, 0) << text;
+  EXPECT_NE(text.find("] = -inf"), std::string::npos) << text;
+  EXPECT_NE(text.find("for v3 in [0, x.3):\n              y[v0, v1, v2, v3] max= "),
+            std::string::npos)
+      << text;
 }
 
 // matmul's gradient fuses da and db into one block (they share loops and loads); each is then

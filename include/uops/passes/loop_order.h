@@ -5,10 +5,14 @@
 // output or temporary, which start zero-filled, that earlier blocks write only +0), y has the
 // program's
 // value type, nothing else in the block touches y, and idx tells the owner loop's iterations and
-// all outer ones apart. Then y receives 0 + v0 + v1 + ... in the same order: bit-exact. A store of
-// more than the sum, `y[idx] = f(c)` (a bias added, a mean's division) where f reads nothing the
-// block writes and cannot raise, accumulates the same way and leaves `y[idx] = f(y[idx])` to a
-// block after it over the owner loop and those outside it: the same operations on the same values.
+// all outer ones apart. Then y receives 0 + v0 + v1 + ... in the same order: bit-exact. A carried
+// max or min converts the same way into `y[idx] max= v`, without the zeros: a block put before it
+// sets y[idx] to the scalar's identity (-inf for a max), so each element again sees the scalar's
+// steps in its order (maxpool's window loops then run outside the channels, which vectorize). A
+// store of more than the sum, `y[idx] = f(c)` (a bias added, a mean's division) where f reads
+// nothing the block writes and cannot raise, accumulates the same way and leaves `y[idx] =
+// f(y[idx])` to a block after it over the owner loop and those outside it: the same operations on
+// the same values.
 //
 // A block whose statements all sit in its innermost loop, write several tensors and read none of
 // them computes each written tensor on its own: it splits into one block per tensor when a part
