@@ -401,7 +401,8 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent) + "}\n";
     return;
   }
-  if (within.tile && !within.tile_tested && !l.plan.tile_corners.empty()) {
+  // A test in front of the tile's own loop comes before the tile, so each branch has its own.
+  if ((within.tile || l.plan.tile) && !within.tile_tested && !l.plan.tile_corners.empty()) {
     std::set<std::string> tests;  // each once
     for (auto& [t, index] : l.plan.tile_corners)
       for (auto& test : axis_tests(t, index)) tests.insert(test);

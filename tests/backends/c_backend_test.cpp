@@ -74,6 +74,39 @@ TEST(CBackend, Conv2dTilesCheckTheirBoundsOnce) {
   }
 }
 
+// maxpool2d and avgpool2d take their window into 8 x 32 tiles of y (pixels x channels). Every
+// window loop changes the corners, so the test of the tile's corners sits in front of the tile,
+// each branch with a tile of its own (one both shared lived on the stack), where conv2d's sits
+// inside the window (its input channels run between the test and the tile). Tiles across the
+// border, wholly in the padding, pixels and channels left over: bit for bit (max exactly; a mean
+// without reassociation).
+TEST(CBackend, PoolingTestsItsTilesOutsideTheWindow) {
+  auto tiles = [](const std::string& src) {
+    size_t n = 0;
+    for (size_t at = src.find("float tile_v"); at != std::string::npos;
+         at = src.find("float tile_v", at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(tiles(emit_c(optimize(forward_program(find_op("conv2d"), DType::f32)))), 1u);
+  for (const char* name : {"maxpool2d", "avgpool2d"}) {
+    Program p = optimize(forward_program(find_op(name), DType::f32));
+    std::string src = emit_c(p);
+    EXPECT_EQ(tiles(src), 2u) << src;
+    CCompileOptions exact;
+    exact.reassociate = false;
+    auto bitwise = compile_c(p, exact);
+    for (auto [k, stride, pad] : {std::tuple{3, 2, 1}, {2, 1, 1}, {3, 1, 0}, {4, 3, 3}}) {
+      ParamMap params = {{"k", k}, {"stride", stride}};
+      if (std::string(name) == "maxpool2d") params["pad"] = pad;
+      TensorMap in =
+          testing::random_inputs(p, {{"x", {2, 11, 37, 40}}}, k * 100 + stride * 10 + pad);
+      TensorMap want = interpret(p, in, params);
+      EXPECT_TRUE(testing::same_outputs(want, bitwise->run(in, params))) << name << k << stride;
+    }
+  }
+}
+
 // linear keeps its dot products (its weights are reused only across the batch): 4 x 4 of them
 // share each pass over the input features, 16 SIMD accumulators, and the tiles run in parallel.
 // Sizes leave rows and columns over; bit for bit without reassociation.

@@ -16,7 +16,11 @@
 // Checked loads keep the compiler from holding a tile in registers: when every checked load's
 // index is affine in the tile variables and cannot raise, the tile's corners bound it, so the
 // loops run twice, unchecked under a test of the corners and checked in its else. The test sits
-// in front of the outermost loop inside the tile from which the corners do not change.
+// in front of the outermost loop inside the tile from which the corners do not change; when that
+// is right in front of the tile loops (a pooling window's loops all change the corners) and the
+// loops from k have bounds free of loop variables, the corners span those loops too and the test
+// sits in front of the tile, each branch with a tile of its own: a tile shared by both branches
+// across the window's loops is one GCC keeps on the stack.
 #pragma once
 
 #include "uops/ir/program.h"
