@@ -21,8 +21,7 @@ Adjacency infer_dependencies(const std::vector<Node>& nodes) {
   start.push_back(0);
   auto ignore = [](NodeIndex) {};
   // Buffers, and then nodes, are looked up at random places once there are many: what node
-  // n + d will look up is asked for while node n is added, and likewise below. (Written in the
-  // loops: GCC drops prefetches in a helper it does not inline.)
+  // n + d will look up is asked for while node n is added, and likewise below (dependencies.h).
   constexpr std::size_t kAhead = 8;
   for (NodeIndex n = 0; n < nodes.size(); ++n) {
     if (n + kAhead < nodes.size()) {
@@ -180,8 +179,7 @@ Adjacency transitive_reduction(Adjacency successors, const std::vector<NodeIndex
     stop = std::max(stop, earliest);
     for (std::size_t i = end + 1; i-- > stop;) {
       // Successors lie anywhere in a graph with long edges: their positions are asked for
-      // ahead, as is the list of the node 2d places on. (Written in the loop: GCC drops
-      // prefetches in a helper it does not inline.)
+      // ahead, as is the list of the node 2d places on (dependencies.h).
       constexpr std::size_t kAhead = 4;
       if (i >= stop + 2 * kAhead) {
         __builtin_prefetch(reduced[order[i - 2 * kAhead]].data());

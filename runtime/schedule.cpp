@@ -26,6 +26,21 @@ std::vector<std::uint32_t> compute_ranks(const Adjacency& successors,
   return rank;
 }
 
+// The successor lists in one array, node v's at [first[v], first[v + 1]): what the placer walks,
+// built once for all the placements of a graph.
+struct FlatSuccessors {
+  std::vector<std::size_t> first;
+  std::vector<NodeIndex> list;
+
+  explicit FlatSuccessors(const Adjacency& successors) : first(successors.size() + 1, 0) {
+    for (NodeIndex v = 0; v < successors.size(); ++v)
+      first[v + 1] = first[v] + successors[v].size();
+    list.reserve(first.back());
+    for (const auto& l : successors) list.insert(list.end(), l.begin(), l.end());
+  }
+  std::size_t nodes() const { return first.size() - 1; }
+};
+
 // Places nodes on streams. Nodes are only ever placed once all their predecessors are placed,
 // so the placement sequence is a topological order and every stream's order is a subsequence
 // of it: no placement, not even one forced by the stream limit, can make streams wait on each
@@ -35,38 +50,35 @@ class Placer {
   // With `group` (one entry per node), node v may only go on streams
   // group[v] * streams_per_group .. + streams_per_group - 1, which all exist from the start.
   // schedule.rank must be filled in already.
-  Placer(const Adjacency& successors, const Adjacency& predecessors, std::size_t max_streams,
+  Placer(const FlatSuccessors& successors, const Adjacency& predecessors, std::size_t max_streams,
          std::span<const double> cost_ns, double handoff_ns, double wakeup_ns,
          std::span<const std::uint32_t> command, std::span<const std::uint32_t> group,
          std::size_t streams_per_group, Schedule& schedule)
       : predecessors_(predecessors),
-        limit_(group.empty() ? std::min(max_streams, std::max<std::size_t>(successors.size(), 1))
+        limit_(group.empty() ? std::min(max_streams, std::max<std::size_t>(successors.nodes(), 1))
                              : max_streams),
         schedule_(schedule),
-        position_(successors.size(), 0),
-        placed_at_(successors.size(), 0),
-        pending_(successors.size() + 1),
+        position_(successors.nodes(), 0),
+        placed_at_(successors.nodes(), 0),
+        pending_(successors.nodes() + 1),
         row_(limit_ + 2),
-        ancestor_position_(successors.size() * row_, -1),
+        ancestor_position_(successors.nodes() * row_, -1),
         cost_ns_(cost_ns),
         handoff_ns_(handoff_ns),
         wakeup_ns_(wakeup_ns),
-        finish_(cost_ns.empty() ? 0 : successors.size(), 0),
+        finish_(cost_ns.empty() ? 0 : successors.nodes(), 0),
         command_(command),
         group_(group),
-        streams_per_group_(streams_per_group) {
-    schedule_.stream_of.assign(successors.size(), kUnassigned);
-    schedule_.order.reserve(successors.size());
+        streams_per_group_(streams_per_group),
+        successor_(successors.list) {
+    schedule_.stream_of.assign(successors.nodes(), kUnassigned);
+    schedule_.order.reserve(successors.nodes());
     if (!group.empty()) schedule_.streams.resize(limit_);
-    std::size_t edges = 0;
-    for (const auto& list : successors) edges += list.size();
-    successor_.reserve(edges);
-    for (NodeIndex v = 0; v < successors.size(); ++v) {
+    for (NodeIndex v = 0; v < successors.nodes(); ++v) {
       pending_[v] = {static_cast<std::uint32_t>(predecessors[v].size()), schedule_.rank[v],
-                     successor_.size()};
-      successor_.insert(successor_.end(), successors[v].begin(), successors[v].end());
+                     successors.first[v]};
     }
-    pending_[successors.size()].first_successor = successor_.size();
+    pending_[successors.nodes()].first_successor = successors.first.back();
   }
 
   const std::vector<std::uint32_t>& positions() const { return position_; }
@@ -74,8 +86,7 @@ class Placer {
   // Visits the nodes in `order`, a topological order. What visiting a node reads lies at
   // random places for a graph with long edges, so it is asked for ahead: the predecessor list
   // of the node 2d places on, then the rows of the predecessors and the records of the
-  // successors of the one d places on. (Written in the loop: GCC drops prefetches in a helper
-  // it does not inline.)
+  // successors of the one d places on (dependencies.h).
   void visit_all(const std::vector<NodeIndex>& order) {
     constexpr std::size_t kAhead = 4;
     for (std::size_t i = 0; i < order.size(); ++i) {
@@ -232,7 +243,6 @@ class Placer {
   };
   static constexpr std::uint32_t kPlaced = std::numeric_limits<std::uint32_t>::max();
   std::vector<Pending> pending_;  // one more than there are nodes, to end the last list
-  std::vector<NodeIndex> successor_;
   // Per node, a row of limit_ ancestor positions followed by the node's own stream and
   // position once placed: what a successor reads of it lies in one place, not in three arrays.
   const std::size_t row_;
@@ -245,6 +255,7 @@ class Placer {
   std::unordered_set<std::uint64_t> commands_run_;  // stream << 32 | command
   std::span<const std::uint32_t> group_;            // empty: any node on any stream
   StreamIndex streams_per_group_;
+  const std::vector<NodeIndex>& successor_;  // FlatSuccessors::list
 };
 
 // Turns cross-stream edges into signals. known[t] is stream t's vector clock: for every stream,
@@ -264,7 +275,7 @@ void add_signals(const Adjacency& predecessors, const std::vector<std::uint32_t>
 
   // The order visits nodes at random places in memory, so what node i reads is asked for
   // ahead: the list header of node i + 3d, its data at i + 2d, what its predecessors hold at
-  // i + d. (Written in the loop: GCC drops prefetches in a helper it does not inline.)
+  // i + d (dependencies.h).
   constexpr std::size_t kAhead = 4;
   std::vector<NodeIndex> remote;
   for (std::size_t i = 0; i < n; ++i) {
@@ -331,6 +342,7 @@ struct Prepared {
   const Adjacency* given = nullptr;  // the caller's predecessor lists, if it had them
   Adjacency computed;                // else these
   std::vector<std::uint32_t> rank;
+  FlatSuccessors successors;
 
   const Adjacency& predecessors() const { return given ? *given : computed; }
 };
@@ -341,7 +353,7 @@ Prepared prepare(const Adjacency& successors, const Adjacency* predecessors,
     throw Error("make_schedule: " + std::to_string(command.size()) + " commands for " +
                 std::to_string(successors.size()) + " nodes");
   }
-  Prepared p{topological_order(successors), predecessors, {}, {}};
+  Prepared p{topological_order(successors), predecessors, {}, {}, FlatSuccessors(successors)};
   if (p.topo.on_cycle) {
     throw Error("dependency cycle through node " + std::to_string(*p.topo.on_cycle));
   }
@@ -362,8 +374,8 @@ Schedule schedule_nodes(const Adjacency& successors, const Adjacency* predecesso
   auto place = [&](std::size_t limit) {
     Schedule schedule;
     schedule.rank = prepared.rank;
-    Placer placer(successors, prepared.predecessors(), limit, cost_ns, handoff_ns, wakeup_ns,
-                  command, {}, 0, schedule);
+    Placer placer(prepared.successors, prepared.predecessors(), limit, cost_ns, handoff_ns,
+                  wakeup_ns, command, {}, 0, schedule);
     placer.visit_all(prepared.topo.order);
     add_signals(prepared.predecessors(), placer.positions(), schedule);
     if (!cost_ns.empty()) {
@@ -425,8 +437,8 @@ Schedule make_device_schedule(const std::vector<std::vector<NodeIndex>>& success
   Schedule schedule;
   schedule.rank = prepared.rank;
   schedule.streams_per_device = streams_per_device;
-  Placer placer(successors, prepared.predecessors(), devices * streams_per_device, {}, 0, 0,
-                command, device_of, streams_per_device, schedule);
+  Placer placer(prepared.successors, prepared.predecessors(), devices * streams_per_device, {}, 0,
+                0, command, device_of, streams_per_device, schedule);
   placer.visit_all(prepared.topo.order);
   add_signals(prepared.predecessors(), placer.positions(), schedule);
   return schedule;
