@@ -8,6 +8,7 @@
 #include "uops/error.h"
 #include "uops/ir/printer.h"
 #include "uops/ir/verifier.h"
+#include "uops/passes/accumulator_promotion.h"
 #include "uops/passes/bounds_check.h"
 #include "uops/passes/copy_tiling.h"
 #include "uops/passes/dead_code.h"
@@ -54,6 +55,10 @@ constexpr Pass kPasses[] = {
     {"tile_registers",
      [](Program p, const CpuTarget&) { return tile_registers(std::move(p), 8, 32); }},
     {"tile_copies", [](Program p, const CpuTarget&) { return tile_copies(std::move(p), 16); }},
+    {"accumulator_promotion",
+     [](Program p, const CpuTarget& t) {
+       return t.reassociate ? promote_accumulators(std::move(p)) : p;
+     }},
     {"parallel_loops",
      [](Program p, const CpuTarget& t) {
        return plan_parallel_loops(std::move(p), t.worksharing);
@@ -141,9 +146,9 @@ Program optimize(Program p, const PipelineOptions& options) {
 Program plan_cpu(Program p, const CpuTarget& target, const PipelineOptions& options) {
   Runner runner(options, target);
   // The tilings first (they make new loops), then the decisions on the loops they leave.
-  for (const char* name :
-       {"tile_dots", "tile_reductions", "tile_registers", "tile_copies", "parallel_loops",
-        "simd_reductions", "simd_math", "row_local_runs", "register_tiles", "empty_range_tests"})
+  for (const char* name : {"tile_dots", "tile_reductions", "tile_registers", "tile_copies",
+                           "accumulator_promotion", "parallel_loops", "simd_reductions",
+                           "simd_math", "row_local_runs", "register_tiles", "empty_range_tests"})
     runner.run(name, p);
   return p;
 }

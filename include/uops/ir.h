@@ -14,6 +14,7 @@
 #include "uops/ir/verifier.h"
 #include "uops/parser/index_expr.h"
 #include "uops/parser/parser.h"
+#include "uops/passes/accumulator_promotion.h"
 #include "uops/passes/bounds_check.h"
 #include "uops/passes/copy_tiling.h"
 #include "uops/passes/dead_code.h"
