@@ -55,6 +55,8 @@ std::vector<Carried> simd_reduction(const Block& b, size_t k) {
       case ReduceOp::prod:
       case ReduceOp::max:
       case ReduceOp::min:
+      case ReduceOp::argmax:
+      case ReduceOp::argmin:
         reduced[s.carried] = s.op;
         break;
       default:

@@ -1,5 +1,6 @@
 #include "backends/c/c_emitter.h"
 
+#include <algorithm>
 #include <map>
 
 #include "backends/codegen/kernel_writer.h"
@@ -41,7 +42,10 @@ std::string simd_pragma(const LoopPlan& plan, int indent) {
     return "#if defined(_OPENMP) && defined(UOPS_MVEC)\n" + pad(indent) +
            "#pragma omp simd\n#endif\n";
   if (plan.simd.empty()) return "";
+  // An argmax or argmin runs in lanes the printer writes out (KernelWriter::lanes): no clauses.
   std::string clauses;
+  bool by_hand = std::any_of(plan.simd.begin(), plan.simd.end(),
+                             [](const Carried& c) { return is_arg_reduce(c.op); });
   for (auto [op, ops] : {std::pair{"+", std::set{ReduceOp::sum, ReduceOp::mean}},
                          {"*", std::set{ReduceOp::prod}},
                          {"max", std::set{ReduceOp::max}},
@@ -49,7 +53,7 @@ std::string simd_pragma(const LoopPlan& plan, int indent) {
     std::string ids;
     for (const Carried& c : plan.simd)
       if (ops.count(c.op)) ids += (ids.empty() ? "" : ", ") + codegen::Names::carried(c.id);
-    if (!ids.empty()) clauses += std::string(" reduction(") + op + ":" + ids + ")";
+    if (!ids.empty() && !by_hand) clauses += std::string(" reduction(") + op + ":" + ids + ")";
   }
   return "#ifdef _OPENMP\n" + pad(indent) + "#pragma omp simd" + clauses + "\n#endif\n";
 }

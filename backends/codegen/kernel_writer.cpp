@@ -1,5 +1,6 @@
 #include "backends/codegen/kernel_writer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -350,9 +351,21 @@ std::string KernelWriter::store(const Stmt& s, bool atomic) {
   return "{ const " + std::string(scalar()) + " r = " + value(s.value) + "; " + cond + " }";
 }
 
+std::string KernelWriter::reduce_step(ReduceOp op, const std::string& acc, const std::string& v) {
+  switch (op) {
+    case ReduceOp::sum:
+    case ReduceOp::mean:
+      return acc + " += " + v;
+    case ReduceOp::prod:
+      return acc + " *= " + v;
+    default:
+      return acc + " = " + helper(std::string("reduce_") + op_name(op) + (f64_ ? "" : "f")) + "(" +
+             acc + ", " + v + ")";
+  }
+}
+
 void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::string& out,
                               const std::set<int>& atomic) {
-  const char* suffix = f64_ ? "" : "f";
   for (auto& s : l.stmts) {
     if (s.kind != StmtKind::reduce) {
       std::string text = store(s, atomic.count(s.tensor) > 0);
@@ -361,26 +374,23 @@ void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::st
     }
     if (!carried_is_read(b, s.carried)) continue;
     std::string c = Names::carried(s.carried), v = value(s.value);
-    switch (s.op) {
-      case ReduceOp::sum:
-      case ReduceOp::mean:
-        out += pad(indent) + c + " += " + v + ";\n";
-        break;
-      case ReduceOp::prod:
-        out += pad(indent) + c + " *= " + v + ";\n";
-        break;
-      case ReduceOp::max:
-      case ReduceOp::min:
-        out += pad(indent) + c + " = " + helper(std::string("reduce_") + op_name(s.op) + suffix) +
-               "(" + c + ", " + v + ");\n";
-        break;
-      case ReduceOp::argmax:
-      case ReduceOp::argmin:
-        out += pad(indent) + "{ const " + scalar() + " r = " + v + "; if (r " +
-               (s.op == ReduceOp::argmax ? ">" : "<") + " " + c + ") { " + c + " = r; " +
-               Names::arg(s.carried) + " = " + index(s.arg) + "; } }\n";
-        break;
+    if (!lane_.empty()) {
+      std::string at = c + "_lanes[" + lane_ + "]";
+      if (is_arg_reduce(s.op))
+        out += pad(indent) + "{ const " + scalar() + " r = " + v + "; const int better = r " +
+               (s.op == ReduceOp::argmax ? ">" : "<") + " " + at + "; " + at +
+               " = better ? r : " + at + "; " + c + "_at[" + lane_ + "] = better ? " +
+               Names::var(l.var) + " : " + c + "_at[" + lane_ + "]; }\n";
+      else
+        out += pad(indent) + reduce_step(s.op, at, v) + ";\n";
+      continue;
     }
+    if (is_arg_reduce(s.op))
+      out += pad(indent) + "{ const " + scalar() + " r = " + v + "; if (r " +
+             (s.op == ReduceOp::argmax ? ">" : "<") + " " + c + ") { " + c + " = r; " +
+             Names::arg(s.carried) + " = " + index(s.arg) + "; } }\n";
+    else
+      out += pad(indent) + reduce_step(s.op, c, v) + ";\n";
   }
 }
 
@@ -438,6 +448,9 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent + 1) + copy + element + " = " + at + ";\n" + pad(indent) + "}\n";
     return;
   }
+  if (std::any_of(l.plan.simd.begin(), l.plan.simd.end(),
+                  [](const Carried& c) { return is_arg_reduce(c.op); }))
+    return lanes(b, k, indent, out, before, atomic);
   if (before) before(k, indent, out);
   out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " +
          index(l.end) + "; ++" + v + ") {\n";
@@ -445,6 +458,70 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   if (k + 1 < b.loops.size()) nest(b, k + 1, indent + 1, out, before, atomic, within);
   statements(b, l, indent + 1, out, atomic);
   out += pad(indent) + "}\n";
+}
+
+// An innermost loop whose SIMD reductions include an argmax or argmin (simd_reductions.h), which
+// no `omp simd` clause reduces, runs in kLanes lanes by hand: each carried scalar it reduces is
+// held per lane in an array, started from the scalar (from the identity for sums and products),
+// the iterations run in groups of kLanes, one per lane, as `omp simd`, and the lanes are combined
+// in order before the last iterations run as usual. An argmax lane keeps its best value and the
+// iteration that gave it; combined, the greatest value wins and among equal values the earliest
+// iteration, whose position is then computed once: the element a sequential loop finds, the same
+// -0 or +0 and NaN skipped.
+void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
+                         const Before& before, const std::set<int>& atomic) {
+  constexpr int kLanes = 16;
+  const Loop& l = b.loops[k];
+  const std::string v = Names::var(l.var), next = v + "_next", lane = v + "_lane",
+                    n = std::to_string(kLanes);
+  const std::string each =
+      "for (int64_t " + lane + " = 0; " + lane + " < " + n + "; ++" + lane + ") ";
+  std::vector<Carried> used;
+  for (const Carried& c : l.plan.simd)
+    if (carried_is_read(b, c.id)) used.push_back(c);
+  out += pad(indent) + "{\n";
+  int in = indent + 1;
+  for (const Carried& c : used) {
+    std::string name = Names::carried(c.id);
+    bool restart = c.op == ReduceOp::sum || c.op == ReduceOp::mean || c.op == ReduceOp::prod;
+    out += pad(in) + scalar() + " " + name + "_lanes[" + n + "];\n";
+    std::string init = name + "_lanes[" + lane + "] = " + (restart ? identity(c.op) : name) + ";";
+    if (is_arg_reduce(c.op)) {
+      out += pad(in) + "int64_t " + name + "_at[" + n + "];\n";
+      init += " " + name + "_at[" + lane + "] = INT64_MIN;";
+    }
+    out += pad(in) + each + "{ " + init + " }\n";
+  }
+  out += pad(in) + "int64_t " + next + " = " + index(l.start) + ";\n";
+  out += pad(in) + "for (; " + next + " <= " + index(l.end) + " - " + n + "; " + next + " += " + n +
+         ") {\n";
+  if (before) before(k, in + 1, out);
+  out += pad(in + 1) + each + "{\n" + pad(in + 2) + "const int64_t " + v + " = " + next + " + " +
+         lane + ";\n";
+  lane_ = lane;
+  statements(b, l, in + 2, out, atomic);
+  lane_.clear();
+  out += pad(in + 1) + "}\n" + pad(in) + "}\n";
+  for (const Carried& c : used) {
+    std::string name = Names::carried(c.id), at = name + "_lanes[" + lane + "]";
+    if (!is_arg_reduce(c.op)) {
+      out += pad(in) + each + reduce_step(c.op, name, at) + ";\n";
+      continue;
+    }
+    const Stmt* s = nullptr;
+    for (auto& st : l.stmts)
+      if (st.kind == StmtKind::reduce && st.carried == c.id) s = &st;
+    const char* cmp = c.op == ReduceOp::argmax ? " > " : " < ";
+    out += pad(in) + "{\n" + pad(in + 1) + "int64_t best = INT64_MIN;\n" + pad(in + 1) + each +
+           "if (" + at + cmp + name + " || (" + at + " == " + name + " && " + name + "_at[" + lane +
+           "] < best)) { " + name + " = " + at + "; best = " + name + "_at[" + lane + "]; }\n" +
+           pad(in + 1) + "if (best != INT64_MIN) { const int64_t " + v + " = best; " +
+           Names::arg(c.id) + " = " + index(s->arg) + "; }\n" + pad(in) + "}\n";
+  }
+  out += pad(in) + "for (int64_t " + v + " = " + next + "; " + v + " < " + index(l.end) + "; ++" +
+         v + ") {\n";
+  statements(b, l, in + 1, out, atomic);
+  out += pad(in) + "}\n" + pad(indent) + "}\n";
 }
 
 }  // namespace uops::codegen

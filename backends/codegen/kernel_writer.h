@@ -99,6 +99,8 @@ class KernelWriter {
   std::string math(const char* name);  // expf or exp
   std::string load(const ValueNode& n);
   std::string store(const Stmt& s, bool atomic);
+  // `acc` reduced by one step of op with `v` (sum, mean, product, max, min), as a statement.
+  std::string reduce_step(ReduceOp op, const std::string& acc, const std::string& v);
   // Where the loop being written sits.
   struct Within {
     bool empty_tested = false;  // under its block's empty-range test
@@ -107,11 +109,15 @@ class KernelWriter {
   };
   void nest(const Block& b, size_t k, int indent, std::string& out, const Before& before,
             const std::set<int>& atomic, Within within);
+  void lanes(const Block& b, size_t k, int indent, std::string& out, const Before& before,
+             const std::set<int>& atomic);
 
   // What is being written: a register tile's tensor and its element's name in the tile, and
   // whether checked loads are known in range (under a tile's corner test).
   std::pair<int, std::string> tile_{-1, ""};
   bool unchecked_ = false;
+  // In a loop run in lanes by hand: the lane's name; the carried scalars live in arrays.
+  std::string lane_;
 
   const Program& p_;
   const Dialect& d_;

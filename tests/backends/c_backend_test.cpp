@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
+#include <random>
 #include <set>
 
 #include "backends/c/c_compiler.h"
@@ -147,6 +149,50 @@ TEST(CBackend, SoftmaxWithAndWithoutReassociation) {
   TensorMap want = interpret(p, in);
   EXPECT_TRUE(testing::same_outputs(want, compile_c(p, exact)->run(in)));
   EXPECT_TRUE(testing::same_outputs(want, compile_c(p)->run(in), 1e-5));
+}
+
+// An argmax or argmin (which no `omp simd` clause reduces) and a sum in one loop run in 16 lanes
+// the printer writes out (KernelWriter::lanes): the same position as a sequential pass on rows
+// whose best value repeats within a lane and across lanes, ±0 ties, NaN first, everywhere or at
+// the best value's place, rows of -inf, and lengths around the lane count.
+TEST(CBackend, ArgmaxRunsInLanesAndFindsTheSequentialPosition) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f32);
+  g.output("first_max", g.reduce(ReduceOp::argmax, {1}, x));
+  g.output("first_min", g.reduce(ReduceOp::argmin, {1}, x));
+  g.output("sum", g.reduce(ReduceOp::sum, {1}, x));
+  Program p = optimize(lower(g));
+  std::string src = emit_c(p);
+  EXPECT_NE(src.find("_lanes[16]"), std::string::npos) << src;
+  auto fast = compile_c(p);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = INFINITY;
+  for (int64_t n : {1, 2, 15, 16, 17, 31, 33, 64, 100}) {
+    const int64_t rows = 12;
+    Tensor in(DType::f32, {rows, n});
+    std::mt19937 rng{uint32_t(n)};
+    auto at = [&](int64_t r, int64_t j) { return r * n + (j % n); };
+    for (int64_t i = 0; i < rows * n; ++i)
+      in.set(i, std::uniform_int_distribution<int>(-3, 3)(rng));  // ties everywhere
+    for (int64_t j = 0; j < n; ++j) {
+      in.set(1 * n + j, 1.0);   // all equal
+      in.set(4 * n + j, -inf);  // nothing beats the start
+      in.set(5 * n + j, nan);   // NaN only
+      in.set(7 * n + j, j % 2 ? -1.0 : -2.0);
+      in.set(10 * n + j, -double(j));  // decreasing
+      in.set(11 * n + j, double(j));   // increasing
+    }
+    in.set(at(2, 3), 9), in.set(at(2, 19), 9), in.set(at(2, n - 1), 9);
+    in.set(at(3, 37), 9), in.set(at(3, 50), 9);  // lane 5 of group 2 before lane 2 of group 3
+    in.set(at(6, 0), nan);
+    in.set(at(7, 2), -0.0), in.set(at(7, 9), 0.0), in.set(at(7, 20), -0.0);
+    in.set(at(8, 4), inf), in.set(at(8, 21), inf), in.set(at(8, 22), -inf);
+    in.set(at(9, 13), nan), in.set(at(9, 14), 5), in.set(at(9, 30), 5);
+    TensorMap inputs{{"x", in}};
+    TensorMap want = interpret(p, inputs), got = fast->run(inputs);
+    for (const char* out : {"first_max", "first_min"})
+      EXPECT_TRUE(testing::same_outputs({{out, want.at(out)}}, {{out, got.at(out)}})) << n;
+    EXPECT_TRUE(testing::same_outputs({{"sum", want.at("sum")}}, {{"sum", got.at("sum")}}, 1e-5));
+  }
 }
 
 TEST(CBackend, ReassociationIsAnOption) {

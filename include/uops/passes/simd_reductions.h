@@ -3,12 +3,14 @@
 // recorded in the loops' plans (ir::LoopPlan::simd).
 //
 // An innermost loop qualifies when it is not the block's only loop nor its parallel loop, owns
-// no carried scalar, updates scalars owned further out with sum, mean, product, max or min and
-// nothing else in it reads them, each iteration stores to its own elements (every tensor it
-// writes is written and read at one index with an axis that is the loop variable, and no index
-// reads data), and nothing in it may raise an error. Sums and products then change rounding
-// order only; max and min keep the first of equal values and skip NaN in every lane, so lanes
-// combined differ from one sequential pass only in which of -0 and +0 they keep.
+// no carried scalar, updates scalars owned further out with sum, mean, product, max, min, argmax
+// or argmin and nothing else in it reads them, each iteration stores to its own elements (every
+// tensor it writes is written and read at one index with an axis that is the loop variable, and
+// no index reads data), and nothing in it may raise an error. Sums and products then change
+// rounding order only; max and min keep the first of equal values and skip NaN in every lane, so
+// lanes combined differ from one sequential pass only in which of -0 and +0 they keep. No `omp
+// simd` clause reduces an argmax or argmin: the printer runs such a loop in lanes of its own
+// (codegen::KernelWriter::lanes), which find the position a sequential pass finds.
 #pragma once
 
 #include "uops/ir/program.h"
