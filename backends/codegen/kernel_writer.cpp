@@ -270,8 +270,15 @@ std::string KernelWriter::print_value(const Value& v, int min_prec) {
       break;
     }
     case ValueKind::Ternary:
-      s = "(" + print_value(v->a, 1) + " != 0 ? " + print_value(v->b, 1) + " : " +
-          print_value(v->c, 1) + ")";
+      // Where neither branch can raise, both are evaluated (every load prints in range or
+      // guarded): a load inside `c ? x[i] : 0` is one the compiler may not hoist, and the loop
+      // around it stays scalar.
+      if (may_raise(v->b) || may_raise(v->c))
+        s = "(" + print_value(v->a, 1) + " != 0 ? " + print_value(v->b, 1) + " : " +
+            print_value(v->c, 1) + ")";
+      else
+        s = helper(f64_ ? "choose" : "choosef") + "(" + print_value(v->a, 1) + " != 0, " +
+            print_value(v->b, 1) + ", " + print_value(v->c, 1) + ")";
       break;
   }
   return prec < min_prec ? "(" + s + ")" : s;
@@ -609,6 +616,10 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
        "/* max and min keep the first operand on ties and the second when the first is NaN. */\n" +
            in + "double max_value(double a, double b) { return a >= b ? a : b; }\n"},
       {"min_value", in + "double min_value(double a, double b) { return a <= b ? a : b; }\n"},
+      {"choosef", "/* A select whose operands were both evaluated. */\n" + in +
+                      "float choosef(int c, float a, float b) { return c ? a : b; }\n"},
+      {"choose", "/* A select whose operands were both evaluated. */\n" + in +
+                     "double choose(int c, double a, double b) { return c ? a : b; }\n"},
       {"reduce_maxf", "/* A reduction step replaces the value only on a strict improvement. */\n" +
                           in +
                           "float reduce_maxf(float acc, float v) { return v > acc ? v : acc; }\n"},
