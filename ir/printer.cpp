@@ -114,6 +114,11 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
     if (plan.reports_errors) t += " errors";
     parts.push_back(t);
   }
+  if (!plan.thread_copies.empty()) {
+    std::string t = "thread copies of";
+    for (int c : plan.thread_copies) t += " " + tensor_name(p, c);
+    parts.push_back(t);
+  }
   if (plan.single) parts.push_back("single");
   if (!plan.simd.empty()) {
     std::string t = "simd";

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "uops/error.h"
+#include "uops/ir/analysis.h"
 #include "uops/ir/printer.h"
 
 namespace uops::ir {
@@ -235,7 +236,28 @@ class Verifier {
           fail(at + ": SIMD math on a loop that is not an innermost, serial loop reducing nothing");
       }
     }
-    if (parallel > 1) fail(where + " has " + std::to_string(parallel) + " parallel loops");
+    // A team with thread copies on the outer loop runs instead of the other parallel loop.
+    const LoopPlan& first = block.loops.front().plan;
+    bool copies = !first.thread_copies.empty();
+    if (copies && first.threads != LoopPlan::Threads::team &&
+        first.threads != LoopPlan::Threads::team_if)
+      fail(where + " has thread copies without a team on its outer loop");
+    for (size_t k = 1; k < block.loops.size(); ++k)
+      if (!block.loops[k].plan.thread_copies.empty())
+        fail(where + " loop " + std::to_string(k) +
+             ": thread copies belong to a block's outer loop");
+    // A copy starts at zero and is added in: the block may only sum into the tensor.
+    for (auto& a : block_accesses(block)) {
+      if (std::find(first.thread_copies.begin(), first.thread_copies.end(), a.tensor) ==
+          first.thread_copies.end())
+        continue;
+      const Stmt* s = a.stmt < 0 ? nullptr : &block.loops[size_t(a.loop)].stmts[size_t(a.stmt)];
+      if (!a.write || !s || s->kind != StmtKind::accumulate || s->op != ReduceOp::sum)
+        fail(where + " has thread copies of " + p_.tensors[size_t(a.tensor)].name +
+             ", which it does not only sum into");
+    }
+    if (parallel > (copies ? 2 : 1))
+      fail(where + " has " + std::to_string(parallel) + " parallel loops");
     check_tiles(b);
     const Loop& outer = block.loops.front();
     if (outer.plan.row_local < 0 || size_t(b) + size_t(outer.plan.row_local) >= p_.blocks.size()) {

@@ -1,5 +1,7 @@
 #include "uops/passes/parallel_loops.h"
 
+#include <set>
+
 #include "ir/parallelism.h"
 #include "passes/threads.h"
 #include "uops/ir/analysis.h"
@@ -24,26 +26,51 @@ std::pair<size_t, int> choose(const Program& p, const Block& b) {
   return {b.loops.size(), 0};
 }
 
+// The tensors whose sums collide across b's outer loop when thread copies can take them: the
+// loop runs more than once, its bounds use no loop variable, and its iterations collide only in
+// sums into floating-point tensors the block never reads or assigns.
+std::vector<int> copied_tensors(const Program& p, const Block& b) {
+  const Loop& outer = b.loops[0];
+  if (runs_once(outer) || bounds_use_vars(outer) || !loop_parallelism(p, b)[0].with_atomics)
+    return {};
+  std::set<int> colliding = colliding_tensors(p, b, 1);
+  for (auto& a : block_accesses(b)) {
+    if (!colliding.count(a.tensor) || a.stmt < 0) continue;
+    const Stmt& s = b.loops[size_t(a.loop)].stmts[size_t(a.stmt)];
+    if (s.op != ReduceOp::sum || p.tensors[a.tensor].dtype == DType::i32) return {};
+  }
+  return {colliding.begin(), colliding.end()};
+}
+
 }  // namespace
 
-Program plan_parallel_loops(Program p, bool worksharing) {
+Program plan_parallel_loops(Program p, bool worksharing, bool reassociate) {
   for (Block& b : p.blocks) {
     auto [depth, collapse] = choose(p, b);
     if (collapse == 0) {
       b.loops[0].plan.single = worksharing;
-      continue;
-    }
-    LoopPlan& plan = b.loops[depth].plan;
-    plan.collapse = collapse;
-    if (!worksharing) {
+    } else if (!worksharing) {
+      LoopPlan& plan = b.loops[depth].plan;
+      plan.collapse = collapse;
       passes::plan_team(plan, passes::work_from(b, depth), passes::block_may_raise(b));
-      continue;
+    } else {
+      // Every thread of the team runs the loops outside the parallel one.
+      bool shared = true;
+      for (size_t k = 0; k < depth; ++k) shared &= !b.loops[k].is_pivot();
+      LoopPlan& plan = b.loops[depth].plan;
+      plan.collapse = collapse;
+      plan.threads = shared ? LoopPlan::Threads::worksharing : LoopPlan::Threads::serial;
+      b.loops[0].plan.single = !shared;
     }
-    // Every thread of the team runs the loops outside the parallel one.
-    bool shared = true;
-    for (size_t k = 0; k < depth; ++k) shared &= !b.loops[k].is_pivot();
-    plan.threads = shared ? LoopPlan::Threads::worksharing : LoopPlan::Threads::serial;
-    b.loops[0].plan.single = !shared;
+    // Thread copies where the block's own parallel loop, if any, is an inner one that may run on
+    // one thread (its team forked for each outer iteration, when it forks one at all).
+    bool inner_team = collapse != 0 && b.loops[depth].plan.threads == LoopPlan::Threads::team;
+    if (!reassociate || worksharing || depth == 0 || inner_team) continue;
+    LoopPlan& outer = b.loops[0].plan;
+    outer.thread_copies = copied_tensors(p, b);
+    if (outer.thread_copies.empty()) continue;
+    passes::plan_team(outer, passes::work_from(b, 0), passes::block_may_raise(b));
+    if (outer.threads == LoopPlan::Threads::serial) outer = LoopPlan{};
   }
   return p;
 }

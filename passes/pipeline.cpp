@@ -61,7 +61,7 @@ constexpr Pass kPasses[] = {
      }},
     {"parallel_loops",
      [](Program p, const CpuTarget& t) {
-       return plan_parallel_loops(std::move(p), t.worksharing);
+       return plan_parallel_loops(std::move(p), t.worksharing, t.reassociate);
      }},
     {"simd_reductions",
      [](Program p, const CpuTarget& t) {

@@ -17,6 +17,13 @@ namespace {
 using codegen::KernelWriter;
 using codegen::pad;
 
+// The number of elements of tensor t, printed.
+std::string elements(KernelWriter& w, int t) {
+  Index n = idx::constant(1);
+  for (auto& d : w.program().tensors[size_t(t)].shape) n = idx::mul(n, d);
+  return w.index(n);
+}
+
 // The OpenMP pragma for a parallel loop's plan, or none (parallel_loops.h).
 std::string parallel_pragma(const LoopPlan& plan, KernelWriter& w) {
   std::string clauses = plan.collapse == 2 ? " collapse(2)" : "";
@@ -29,6 +36,8 @@ std::string parallel_pragma(const LoopPlan& plan, KernelWriter& w) {
       if (plan.work)
         clauses += " if(" + w.index(plan.work) + " >= " + std::to_string(kParallelThreshold) + ")";
       if (plan.reports_errors) clauses += " reduction(|:err)";
+      for (int t : plan.thread_copies)
+        clauses += " reduction(+:" + w.names().tensors[size_t(t)] + "[0:" + elements(w, t) + "])";
       return "#ifdef _OPENMP\n#pragma omp parallel for" + clauses + "\n#endif\n";
     default:
       return "";
@@ -87,15 +96,39 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
 
 // One block: its parallel loop's pragma in front of that loop, SIMD pragmas in front of the
 // others.
+// A block whose outer loop sums into thread copies (parallel_loops.h) is written twice: with
+// the copies' team where they hold at most kThreadCopyLimit elements, else with the outer loop
+// on one thread.
 std::string block(const Block& b, KernelWriter& w) {
+  const std::vector<int>& copies = b.loops[0].plan.thread_copies;
+  auto written = [&](size_t parallel, int indent) {
+    std::string nest;
+    w.loop(b, 0, indent, nest, [&](size_t k, int in, std::string& out) {
+      out += k == parallel ? parallel_pragma(b.loops[k].plan, w) : simd_pragma(b.loops[k].plan, in);
+    });
+    return nest;
+  };
   size_t parallel = b.loops.size();
-  for (size_t k = 0; k < b.loops.size() && parallel == b.loops.size(); ++k)
+  for (size_t k = copies.empty() ? 0 : 1; k < b.loops.size() && parallel == b.loops.size(); ++k)
     if (b.loops[k].plan.threads != LoopPlan::Threads::none) parallel = k;
   std::string nest;
-  w.loop(b, 0, 1, nest, [&](size_t k, int indent, std::string& out) {
-    out +=
-        k == parallel ? parallel_pragma(b.loops[k].plan, w) : simd_pragma(b.loops[k].plan, indent);
-  });
+  if (copies.empty()) {
+    nest = written(parallel, 1);
+  } else {
+    // An OpenMP array reduction of no elements crashes (GCC 12): each copy holds one at least.
+    std::string size, guard;
+    for (int t : copies) {
+      guard += elements(w, t) + " > 0 && ";
+      size += (size.empty() ? "" : " + ") + elements(w, t);
+    }
+    guard += size + " <= " + std::to_string(kThreadCopyLimit);
+    // Where the block's own parallel loop would run a team, it does.
+    if (parallel < b.loops.size() && b.loops[parallel].plan.work)
+      guard += " && " + w.index(b.loops[parallel].plan.work) + " < " +
+               std::to_string(kParallelThreshold);
+    nest = "  if (" + guard + ") {\n" + written(0, 2) + "  } else {\n" + written(parallel, 2) +
+           "  }\n";
+  }
   if (b.loops[0].plan.single)
     nest = "#ifdef _OPENMP\n#pragma omp single nowait\n#endif\n  {\n" + nest + "  }\n";
   return nest;

@@ -215,6 +215,30 @@ TEST(Verifier, CollapseNeedsANextLoop) {
       "block 3 loop 1 collapses 2 loops");
 }
 
+TEST(Verifier, ThreadCopiesOnATeamsOuterLoopOfTensorsOnlySummedInto) {
+  auto team = [](Program& p, int tensor) {
+    LoopPlan& plan = p.blocks[3].loops[0].plan;
+    plan.threads = LoopPlan::Threads::team;
+    plan.thread_copies = {tensor};
+  };
+  expect_invalid([&](Program& p) { p.blocks[3].loops[0].plan.thread_copies = {5}; },
+                 "block 3 has thread copies without a team on its outer loop");
+  expect_invalid(
+      [&](Program& p) {
+        team(p, 5);
+        p.blocks[3].loops[1].plan.thread_copies = {5};
+      },
+      "block 3 loop 1: thread copies belong to a block's outer loop");
+  expect_invalid([&](Program& p) { team(p, 5); },
+                 "block 3 has thread copies of sh, which it does not only sum into");
+  expect_invalid([&](Program& p) { team(p, 0); },
+                 "block 3 has thread copies of x, which it does not only sum into");
+  Program ok = valid_program();
+  team(ok, 5);
+  reindex_store(ok).kind = StmtKind::accumulate;
+  EXPECT_EQ(verify(ok), std::vector<std::string>{});
+}
+
 TEST(Verifier, SimdReducesWhatTheInnermostLoopReduces) {
   expect_invalid(
       [](Program& p) {

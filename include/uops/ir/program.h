@@ -63,6 +63,14 @@ struct LoopPlan {
   bool reports_errors = false;  // team, team_if: the team or-s the threads' error bits together
   // parallel_loops, worksharing, on the outer loop: one thread of the team runs the block.
   bool single = false;
+  // parallel_loops, on a block's outer loop (threads team or team_if) whose iterations collide
+  // only in sums into these tensors: each thread of the team sums into a zeroed copy of them,
+  // added into the tensors after the loop (an OpenMP array reduction). The copies live on the
+  // threads' stacks, so this runs only while the tensors hold at most kThreadCopyLimit elements
+  // in all (parallel_loops.h), and only while the block's other parallel loop, if any, would run
+  // on one thread; otherwise the outer loop runs on one thread and the other loops as their
+  // plans say.
+  std::vector<int> thread_copies;
   // simd_reductions: the carried scalars the innermost loop reduces in SIMD lanes.
   std::vector<Carried> simd;
   // simd_math: the innermost loop, which reduces nothing and calls math functions, runs in SIMD

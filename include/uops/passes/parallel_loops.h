@@ -9,6 +9,14 @@
 // thread, or on a team only when a size known at run time reaches the threshold. The team reports
 // the threads' error bits when an index expression of the block may raise.
 //
+// With reassociation, a block whose outer loop is not exclusive but whose iterations collide
+// only in sums into tensors it never reads or assigns (a column sum, a bias's or a convolution's
+// weight gradient summed over the batch) runs that loop on a team with thread copies
+// (ir::LoopPlan::thread_copies) when no exclusive loop comes first and the block's parallel loop,
+// if any, may run on one thread (its work known only at run time, or under the threshold):
+// where that loop's team would not run, the block runs on the copies' team rather than on one
+// thread. Sums then change rounding order only.
+//
 // `worksharing` plans functions run by every thread of an enclosing team (c_emitter.h): the
 // parallel loop takes a share of the team with no threshold, which needs every thread to run
 // the loops outside it, so those loops must hold no statements; otherwise one thread of the team
@@ -23,6 +31,9 @@ namespace uops {
 // threads lost to 1 thread up to 2^17 iterations and broke even at 2^19.
 constexpr int64_t kParallelThreshold = 1 << 18;
 
-Program plan_parallel_loops(Program p, bool worksharing);
+// The most elements thread copies may hold in all (one copy per thread, on its stack).
+constexpr int64_t kThreadCopyLimit = 1 << 16;
+
+Program plan_parallel_loops(Program p, bool worksharing, bool reassociate = false);
 
 }  // namespace uops
