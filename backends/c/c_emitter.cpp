@@ -1,6 +1,5 @@
 #include "backends/c/c_emitter.h"
 
-#include <algorithm>
 #include <map>
 
 #include "backends/codegen/kernel_writer.h"
@@ -51,10 +50,9 @@ std::string simd_pragma(const LoopPlan& plan, int indent) {
     return "#if defined(_OPENMP) && defined(UOPS_MVEC)\n" + pad(indent) +
            "#pragma omp simd\n#endif\n";
   if (plan.simd.empty()) return "";
-  // An argmax or argmin runs in lanes the printer writes out (KernelWriter::lanes): no clauses.
+  // A loop in lanes the printer writes out reduces in arrays of its own: no clauses.
   std::string clauses;
-  bool by_hand = std::any_of(plan.simd.begin(), plan.simd.end(),
-                             [](const Carried& c) { return is_arg_reduce(c.op); });
+  bool by_hand = KernelWriter::runs_in_lanes(plan);
   for (auto [op, ops] : {std::pair{"+", std::set{ReduceOp::sum, ReduceOp::mean}},
                          {"*", std::set{ReduceOp::prod}},
                          {"max", std::set{ReduceOp::max}},
@@ -95,10 +93,8 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
 }
 
 // One block: its parallel loop's pragma in front of that loop, SIMD pragmas in front of the
-// others.
-// A block whose outer loop sums into thread copies (parallel_loops.h) is written twice: with
-// the copies' team where they hold at most kThreadCopyLimit elements, else with the outer loop
-// on one thread.
+// others. A block whose outer loop sums into thread copies (parallel_loops.h) is written twice:
+// with the copies' team where they fit, else with the outer loop on one thread.
 std::string block(const Block& b, KernelWriter& w) {
   const std::vector<int>& copies = b.loops[0].plan.thread_copies;
   auto written = [&](size_t parallel, int indent) {

@@ -455,9 +455,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent + 1) + copy + element + " = " + at + ";\n" + pad(indent) + "}\n";
     return;
   }
-  if (std::any_of(l.plan.simd.begin(), l.plan.simd.end(),
-                  [](const Carried& c) { return is_arg_reduce(c.op); }))
-    return lanes(b, k, indent, out, before, atomic);
+  if (runs_in_lanes(l.plan)) return lanes(b, k, indent, out, before, atomic);
   if (before) before(k, indent, out);
   out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " +
          index(l.end) + "; ++" + v + ") {\n";
@@ -465,6 +463,11 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   if (k + 1 < b.loops.size()) nest(b, k + 1, indent + 1, out, before, atomic, within);
   statements(b, l, indent + 1, out, atomic);
   out += pad(indent) + "}\n";
+}
+
+bool KernelWriter::runs_in_lanes(const LoopPlan& plan) {
+  return std::any_of(plan.simd.begin(), plan.simd.end(),
+                     [](const Carried& c) { return is_arg_reduce(c.op); });
 }
 
 // An innermost loop whose SIMD reductions include an argmax or argmin (simd_reductions.h), which

@@ -69,6 +69,9 @@ class KernelWriter {
   // tests; the C backend's passes set them). `before(k)` may add lines (a pragma) in front of
   // any loop's `for`.
   using Before = std::function<void(size_t, int, std::string&)>;
+  // A loop whose SIMD reductions include an argmax or argmin, which no `omp simd` clause
+  // reduces: loop() writes it in lanes of its own (see lanes()).
+  static bool runs_in_lanes(const LoopPlan& plan);
   void loop(const Block& b, size_t k, int indent, std::string& out, const Before& before = nullptr,
             const std::set<int>& atomic = {});
   // What a loop runs per iteration, around its inner loop: the carried scalars' declarations
