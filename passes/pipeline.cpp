@@ -9,6 +9,7 @@
 #include "uops/ir/printer.h"
 #include "uops/ir/verifier.h"
 #include "uops/passes/accumulator_promotion.h"
+#include "uops/passes/asserted_sizes.h"
 #include "uops/passes/bounds_check.h"
 #include "uops/passes/copy_tiling.h"
 #include "uops/passes/dead_code.h"
@@ -36,10 +37,12 @@ struct Pass {
   Program (*run)(Program, const CpuTarget&);
 };
 
-// Every pass, in the order each first runs: optimize() runs the first seven, plan_cpu() the
+// Every pass, in the order each first runs: optimize() runs the first eight, plan_cpu() the
 // rest; `dump_after` and pass_names() read this one table. The tile sizes are the C backend's
 // (docs/cpu-kernels.md says why).
 constexpr Pass kPasses[] = {
+    {"asserted_sizes",
+     [](Program p, const CpuTarget&) { return use_asserted_sizes(std::move(p)); }},
     {"dead_code", [](Program p, const CpuTarget&) { return eliminate_dead_code(std::move(p)); }},
     {"bounds_check",
      [](Program p, const CpuTarget&) { return eliminate_bounds_checks(std::move(p)); }},
@@ -123,6 +126,8 @@ std::vector<std::string> pass_names() {
 Program optimize(Program p, const PipelineOptions& options) {
   Runner runner(options, {});
   auto run = [&](std::string_view name) { runner.run(name, p); };
+  // First: bounds that cannot raise are ones the later passes may move.
+  run("asserted_sizes");
   run("dead_code");
   // A load proven always outside its tensor reads only its fill: folded first, it no longer
   // counts as a read of that tensor, which would block fusion (`fill(like)`, masks).

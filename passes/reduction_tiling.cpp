@@ -53,11 +53,28 @@ void contraction_order(const Program& p, Block& b) {
     for (size_t k = first; k < n; ++k)
       raises |= may_raise(b.loops[k].start) || may_raise(b.loops[k].end);
     if (raises || !qualifies(p, b, first, &ex)) continue;
+    // Among the exclusive loops, the ones that index an operand without the last loop (matmul's
+    // i in a[i, k]; conv2d's weight gradient's output channel in dy) go last, next to the
+    // reductions, where tile_registers takes its rows from; the ones that index only operands
+    // along with the last loop (the weight gradient's kh and kw, in x) go first.
+    int j = b.loops.back().var;
+    auto row_like = [&](int var) {
+      bool found = false;
+      for (auto& s : b.loops.back().stmts)
+        for_each_load(s.value, [&](const ValueNode& load) {
+          bool uses = false, uses_j = false;
+          for (auto& e : load.index) uses |= uses_var(e, var), uses_j |= uses_var(e, j);
+          found |= uses && !uses_j;
+        });
+      return found;
+    };
+    std::vector<bool> rows;
+    for (size_t k = 0; k < n; ++k) rows.push_back(ex[k] && row_like(b.loops[k].var));
     std::vector<Stmt> stmts = std::move(b.loops.back().stmts);
     std::vector<Loop> loops(b.loops.begin(), b.loops.begin() + long(first));
-    for (bool exclusive : {true, false})
+    for (int group : {0, 1, 2})
       for (size_t k = first; k + 1 < n; ++k)
-        if (ex[k] == exclusive) loops.push_back(b.loops[k]);
+        if (group == 2 ? !ex[k] : ex[k] && rows[k] == (group == 1)) loops.push_back(b.loops[k]);
     loops.push_back(b.loops.back());
     loops.back().stmts = std::move(stmts);
     b.loops = std::move(loops);
