@@ -181,6 +181,9 @@ class Verifier {
         for (size_t x = n - size_t(plan.tile); x < n; ++x)
           if (!is_const(block.loops[x].start, &c) || !is_const(block.loops[x].end, &c))
             fail(at + "'s tile loop " + std::to_string(x) + " has no constant range");
+        if (!block.loops.back().stmts.empty() && block.loops.back().stmts[0].checked &&
+            plan.tile_corners.empty())
+          fail(at + " keeps a tile of elements that may fall outside, untested in front of it");
       }
       // A corner's axes that a loop spans whole keep their variable (they are not tested).
       std::vector<int> vars;

@@ -21,6 +21,7 @@
 #include "uops/passes/reduction_tiling.h"
 #include "uops/passes/register_tiles.h"
 #include "uops/passes/row_local_runs.h"
+#include "uops/passes/scatter_tiling.h"
 #include "uops/passes/simd_reductions.h"
 #include "uops/passes/simplify.h"
 #include "uops/passes/storage_reuse.h"
@@ -57,6 +58,8 @@ constexpr Pass kPasses[] = {
      [](Program p, const CpuTarget&) { return tile_reductions(std::move(p), 128); }},
     {"tile_registers",
      [](Program p, const CpuTarget&) { return tile_registers(std::move(p), 8, 32); }},
+    {"tile_scatters",
+     [](Program p, const CpuTarget& t) { return t.reassociate ? tile_scatters(std::move(p)) : p; }},
     {"tile_copies", [](Program p, const CpuTarget&) { return tile_copies(std::move(p), 16); }},
     {"accumulator_promotion",
      [](Program p, const CpuTarget& t) {
@@ -151,9 +154,10 @@ Program optimize(Program p, const PipelineOptions& options) {
 Program plan_cpu(Program p, const CpuTarget& target, const PipelineOptions& options) {
   Runner runner(options, target);
   // The tilings first (they make new loops), then the decisions on the loops they leave.
-  for (const char* name : {"tile_dots", "tile_reductions", "tile_registers", "tile_copies",
-                           "accumulator_promotion", "parallel_loops", "simd_reductions",
-                           "simd_math", "row_local_runs", "register_tiles", "empty_range_tests"})
+  for (const char* name :
+       {"tile_dots", "tile_reductions", "tile_registers", "tile_scatters", "tile_copies",
+        "accumulator_promotion", "parallel_loops", "simd_reductions", "simd_math", "row_local_runs",
+        "register_tiles", "empty_range_tests"})
     runner.run(name, p);
   return p;
 }

@@ -26,20 +26,6 @@ size_t reduction_loop(const Program& p, const Block& b, int64_t tile) {
   return 0;
 }
 
-// `var` replaced by `by` in every index of the innermost loop's statements.
-void replace_var(Block& b, int var, const Index& by) {
-  auto leaf = [&](const Index& e) -> Index {
-    return e->kind == IndexKind::Var && e->var == var ? by : nullptr;
-  };
-  auto index = [&](const Index& e) { return rewrite(e, leaf); };
-  for (auto& s : b.loops.back().stmts) {
-    for (auto& e : s.index) e = index(e);
-    if (s.arg) s.arg = index(s.arg);
-    s.value = rewrite(
-        s.value, [](const Value&) -> Value { return nullptr; }, index);
-  }
-}
-
 // Loops from the outermost that may move (qualifies from there, and no bound from there on can
 // raise, so none is evaluated where it was not) in contraction order: the exclusive ones, then
 // the others in their order, then the last loop (a matmul gradient's db[k, j] += g[i, j] *
@@ -112,6 +98,12 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Blo
     ii = at;
     break;
   }
+  // A written element that moves with k... (a window's scatter, scatter_tiling.h) cannot be
+  // held across them: such a tile would gain nothing.
+  for (size_t k = ii + 1; ii < n && k + 1 < n; ++k)
+    for (auto& s : b.loops.back().stmts)
+      for (auto& e : s.index)
+        if (uses_var(e, b.loops[k].var)) ii = n;
   if (ii == n) {
     out.push_back(std::move(b));
     return;

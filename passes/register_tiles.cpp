@@ -44,7 +44,7 @@ size_t tile_loop(const Block& b, size_t k) {
     return false;
   };
   for (auto& s : stmts) {
-    if (s.kind != StmtKind::accumulate || s.checked || s.tensor != stmts[0].tensor ||
+    if (s.kind != StmtKind::accumulate || s.tensor != stmts[0].tensor ||
         s.index.size() != stmts[0].index.size())
       return 0;
     for (size_t a = 0; a < s.index.size(); ++a)
@@ -84,12 +84,17 @@ std::pair<size_t, std::vector<std::pair<int, std::vector<Index>>>> corners(const
   for (size_t x = from; x < b.loops.size(); ++x) vars.push_back(b.loops[x].var);
   std::vector<const ValueNode*> loads;
   bool ok = true;
+  const Stmt& target = b.loops.back().stmts[0];
+  ValueNode written;  // a checked tile tensor is tested like a load
+  written.tensor = target.tensor;
+  written.index = target.index;
+  if (target.checked) loads.push_back(&written);
   for (auto& s : b.loops.back().stmts)
     for_each_load(s.value, [&](const ValueNode& n) {
-      if (!n.checked) return;
-      for (auto& e : n.index) ok &= affine_in(e, vars) && !may_raise(e);
-      loads.push_back(&n);
+      if (n.checked) loads.push_back(&n);
     });
+  for (const ValueNode* n : loads)
+    for (auto& e : n->index) ok &= affine_in(e, vars) && !may_raise(e);
   if (!ok || loads.empty()) return {};
   std::vector<std::pair<int, std::vector<Index>>> out;
   std::vector<int> uses;
@@ -161,9 +166,11 @@ Program plan_register_tiles(Program p) {
         shared |= b.loops[x].plan.threads != LoopPlan::Threads::none &&
                   b.loops[x].plan.threads != LoopPlan::Threads::serial;
       if (shared) break;
+      auto [at, accesses] = tile_test(ranges, b, k, first);
+      // A checked tile tensor is tested in front of the tile, which holds only elements in range.
+      if (b.loops.back().stmts[0].checked && (accesses.empty() || at != k)) break;
       auto& planned = p.blocks[bi].loops;
       planned[k].plan.tile = int(b.loops.size() - first);
-      auto [at, accesses] = tile_test(ranges, b, k, first);
       if (!accesses.empty()) planned[at].plan.tile_corners = std::move(accesses);
       break;
     }

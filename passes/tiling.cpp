@@ -55,4 +55,17 @@ Index whole_tiles(const Loop& l, int64_t size) {
   return idx::floordiv(idx::max(idx::sub(l.end, l.start), idx::constant(0)), idx::constant(size));
 }
 
+void replace_var(Block& b, int var, const Index& by) {
+  auto leaf = [&](const Index& e) -> Index {
+    return e->kind == IndexKind::Var && e->var == var ? by : nullptr;
+  };
+  auto index = [&](const Index& e) { return rewrite(e, leaf); };
+  for (auto& s : b.loops.back().stmts) {
+    for (auto& e : s.index) e = index(e);
+    if (s.arg) s.arg = index(s.arg);
+    s.value = rewrite(
+        s.value, [](const Value&) -> Value { return nullptr; }, index);
+  }
+}
+
 }  // namespace uops::passes

@@ -25,4 +25,7 @@ Loop split_into_tiles(Program& p, Loop& l, int64_t tile);
 // How many whole tiles of `size` l's range holds.
 Index whole_tiles(const Loop& l, int64_t size);
 
+// `var` replaced by `by` in every index of the innermost loop's statements.
+void replace_var(Block& b, int var, const Index& by);
+
 }  // namespace uops::passes

@@ -349,7 +349,8 @@ std::string KernelWriter::store(const Stmt& s, bool atomic) {
     line = at + " = " + helper(std::string("reduce_") + op_name(s.op) + suffix) + "(" + at + ", " +
            v + ");";
   }
-  std::string range = s.checked ? in_range(s.tensor, s.index) : "1";
+  // A register tile's element was tested at the tile's corners (register_tiles.h).
+  std::string range = s.checked && s.tensor != tile_.first ? in_range(s.tensor, s.index) : "1";
   if (range == "1")
     return temp ? "{ const " + std::string(scalar()) + " r = " + value(s.value) + "; " + line + " }"
                 : line;
@@ -431,7 +432,10 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     nest(b, k, indent + 1, out, before, atomic, within);
     unchecked_ = false;
     out += pad(indent) + "} else {\n";
-    nest(b, k, indent + 1, out, before, atomic, within);
+    // A checked tensor of the tile is tested per element there, with no tile.
+    Within other = within;
+    other.tile |= b.loops.back().stmts[0].checked;
+    nest(b, k, indent + 1, out, before, atomic, other);
     out += pad(indent) + "}\n";
     return;
   }

@@ -7,6 +7,10 @@
 #include <string>
 
 #include "uops/ir.h"
+#include "uops/ops/op_gradient.h"
+#include "uops/ops/registry.h"
+#include "uops/passes/pipeline.h"
+#include "uops/uops.h"
 
 namespace uops {
 
@@ -237,6 +241,26 @@ TEST(Verifier, ThreadCopiesOnATeamsOuterLoopOfTensorsOnlySummedInto) {
   team(ok, 5);
   reindex_store(ok).kind = StmtKind::accumulate;
   EXPECT_EQ(verify(ok), std::vector<std::string>{});
+}
+
+// A register tile of a tensor written at a checked index (conv2d's dx, scatter_tiling.h) holds
+// only elements in range: its corners are tested in front of it.
+TEST(Verifier, TileOfACheckedTensorIsTestedInFrontOfIt) {
+  Program p = plan_cpu(optimize(gradient(find_op("conv2d").build(DType::f32), {"x"})), {});
+  EXPECT_EQ(verify(p), std::vector<std::string>{});
+  bool found = false;
+  for (size_t b = 0; b < p.blocks.size(); ++b)
+    for (size_t k = 0; k < p.blocks[b].loops.size(); ++k) {
+      LoopPlan& plan = p.blocks[b].loops[k].plan;
+      if (!plan.tile || !p.blocks[b].loops.back().stmts[0].checked) continue;
+      found = true;
+      plan.tile_corners.clear();
+      auto errors = verify(p);
+      std::string want = "block " + std::to_string(b) + " loop " + std::to_string(k) +
+                         " keeps a tile of elements that may fall outside, untested in front of it";
+      EXPECT_NE(std::find(errors.begin(), errors.end(), want), errors.end()) << errors.size();
+    }
+  EXPECT_TRUE(found) << print(p);
 }
 
 TEST(Verifier, SimdReducesWhatTheInnermostLoopReduces) {

@@ -6,12 +6,16 @@
 // A block keeps a tile around its outermost loop k (the first inside a row-local run's shared
 // loop) followed by trailing loops with constant ranges [0, n) that hold at most 1024 elements,
 // when k runs more than once, the loops from k on hold no statements but the innermost, and its
-// statements all accumulate into one tensor at one unchecked index, free of data, that holds
+// statements all accumulate into one tensor at one index, free of data, that holds
 // each tile variable alone (plus terms of other variables) on some axis and uses none of the
 // loops from k to the tile loops, and read neither that tensor nor data: then each tile
 // iteration owns one element, the same in every iteration of those loops. No tile is kept when
 // threads share one of the tile loops (parallel_loops, worksharing): each thread would store the
 // whole local tile back, elements it did not compute included.
+//
+// A checked index (a window's scatter, scatter_tiling.h) is tested at the tile's corners in
+// front of the tile: the tile is kept where they are in range, and its else runs the loops with
+// each element tested and no tile; a tile whose corners cannot be tested there is not kept.
 //
 // Checked loads keep the compiler from holding a tile in registers: when every checked load's
 // index is affine in the tile variables and cannot raise, the tile's corners bound it, so the
