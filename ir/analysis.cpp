@@ -82,6 +82,36 @@ bool bounds_use_vars(const Loop& l) {
   return uses_any_var(l.start) || uses_any_var(l.end);
 }
 
+namespace {
+
+// `e` is var plus terms free of it, through + and the left side of -.
+bool plus_var(const Index& e, int var) {
+  switch (e->kind) {
+    case IndexKind::Var:
+      return e->var == var;
+    case IndexKind::Add:
+      return uses_var(e->a, var) ? !uses_var(e->b, var) && plus_var(e->a, var)
+                                 : plus_var(e->b, var);
+    case IndexKind::Sub:
+      return !uses_var(e->b, var) && plus_var(e->a, var);
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool reads_row(const std::vector<Index>& index, int var, Index* start) {
+  if (index.empty() || !plus_var(index.back(), var)) return false;
+  for (size_t a = 0; a + 1 < index.size(); ++a)
+    if (uses_var(index[a], var)) return false;
+  if (start)
+    *start = rewrite(index.back(), [&](const Index& e) -> Index {
+      return e->kind == IndexKind::Var && e->var == var ? idx::constant(0) : nullptr;
+    });
+  return true;
+}
+
 bool may_raise(const Stmt& s) {
   for (auto& e : s.index)
     if (may_raise(e)) return true;

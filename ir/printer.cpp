@@ -134,6 +134,12 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
       t += " " + tensor_name(p, tensor) + indices(p, index);
     parts.push_back(t);
   }
+  if (!plan.tile_rows.empty()) {
+    std::string t = "else rows where in range";
+    for (auto& [tensor, e] : plan.tile_rows)
+      t += " " + tensor_name(p, tensor) + "[.., " + index_text(p, e) + "]";
+    parts.push_back(t);
+  }
   if (plan.empty_test)
     parts.push_back("skip if loop " + std::to_string(plan.empty_test) + " is empty");
   std::string out;

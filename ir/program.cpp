@@ -79,8 +79,11 @@ bool same(const LoopPlan& a, const LoopPlan& b) {
          a.reports_errors == b.reports_errors && a.single == b.single && a.simd == b.simd &&
          a.simd_math == b.simd_math && a.row_local == b.row_local && a.tile == b.tile &&
          a.empty_test == b.empty_test &&
-         all_same(a.tile_corners, b.tile_corners,
-                  [](auto& x, auto& y) { return x.first == y.first && same(x.second, y.second); });
+         all_same(
+             a.tile_corners, b.tile_corners,
+             [](auto& x, auto& y) { return x.first == y.first && same(x.second, y.second); }) &&
+         all_same(a.tile_rows, b.tile_rows,
+                  [](auto& x, auto& y) { return x.first == y.first && equal(x.second, y.second); });
 }
 
 bool same(const Stmt& a, const Stmt& b) {

@@ -190,6 +190,8 @@ class Verifier {
       for (auto& l : block.loops) vars.push_back(l.var);
       for (auto& [t, index] : plan.tile_corners)
         check_access(t, index, vars, at + "'s tile corner");
+      if (!plan.tile_rows.empty() && plan.tile_corners.empty())
+        fail(at + " reads rows in the else of a tile corner test it does not make");
       if (plan.empty_test && (plan.empty_test <= int(k) || plan.empty_test >= int(n) ||
                               bounds_use_any_var(block.loops[size_t(plan.empty_test)])))
         fail(at + " tests the range of loop " + std::to_string(plan.empty_test) +

@@ -125,6 +125,32 @@ std::pair<size_t, std::vector<std::pair<int, std::vector<Index>>>> corners(const
   return {at, std::move(out)};
 }
 
+// The last axes, at the corners of the loops from `from`, of the checked loads that read a row
+// along the innermost tile loop (ir::reads_row): where they are in range, the tile's else takes
+// those rows from pointers chosen once per row. None when no load reads such a row.
+std::vector<std::pair<int, Index>> row_tests(const Block& b, size_t from) {
+  std::vector<int> vars;
+  for (size_t x = from; x < b.loops.size(); ++x) vars.push_back(b.loops[x].var);
+  std::vector<std::pair<int, Index>> out;
+  for (auto& s : b.loops.back().stmts)
+    for_each_load(s.value, [&](const ValueNode& n) {
+      if (!n.checked || !reads_row(n.index, b.loops.back().var)) return;
+      for (size_t corner = 0; corner < (size_t(1) << vars.size()); ++corner) {
+        Index at = rewrite(n.index.back(), [&](const Index& e) -> Index {
+          for (size_t x = 0; x < vars.size(); ++x)
+            if (e->kind == IndexKind::Var && e->var == vars[x])
+              return corner >> x & 1 ? idx::sub(b.loops[from + x].end, idx::constant(1))
+                                     : b.loops[from + x].start;
+          return nullptr;
+        });
+        bool seen = false;
+        for (auto& [t, e] : out) seen |= t == n.tensor && equal(e, at);
+        if (!seen) out.push_back({n.tensor, at});
+      }
+    });
+  return out;
+}
+
 // Where to test the tile's corners. A test that would sit right in front of the tile loops, in
 // every iteration of the loops between k and them (a pooling window's kh and kw), makes the two
 // branches share the tile across those loops, and GCC then keeps it on the stack (a load and a
@@ -133,15 +159,20 @@ std::pair<size_t, std::vector<std::pair<int, std::vector<Index>>>> corners(const
 // holds in registers of its own; a tile at the border runs its whole window checked. With a loop
 // between the test and the tile loops (conv2d's input channels) the tile stays in registers
 // across it, and the test stays where it is: moving it lost a fifth of conv2d's speed.
-std::pair<size_t, std::vector<std::pair<int, std::vector<Index>>>> tile_test(
-    const LoopRanges& ranges, const Block& b, size_t k, size_t first) {
+struct TileTest {
+  size_t at = 0, from = 0;  // in front of loop `at`, the corners of the loops from `from`
+  std::vector<std::pair<int, std::vector<Index>>> accesses;
+};
+TileTest tile_test(const LoopRanges& ranges, const Block& b, size_t k, size_t first) {
   auto inside = corners(ranges, b, k, first, first);
-  if (inside.first != first || inside.second.empty()) return inside;
+  TileTest in{inside.first, first, std::move(inside.second)};
+  if (in.at != first || in.accesses.empty()) return in;
   for (size_t x = k; x < first; ++x)
     if (bounds_use_vars(b.loops[x]) || may_raise(b.loops[x].start) || may_raise(b.loops[x].end))
-      return inside;
+      return in;
   auto outside = corners(ranges, b, k, first, k);
-  return outside.second.empty() ? inside : outside;
+  if (outside.second.empty()) return in;
+  return {outside.first, k, std::move(outside.second)};
 }
 
 }  // namespace
@@ -166,12 +197,14 @@ Program plan_register_tiles(Program p) {
         shared |= b.loops[x].plan.threads != LoopPlan::Threads::none &&
                   b.loops[x].plan.threads != LoopPlan::Threads::serial;
       if (shared) break;
-      auto [at, accesses] = tile_test(ranges, b, k, first);
+      TileTest test = tile_test(ranges, b, k, first);
       // A checked tile tensor is tested in front of the tile, which holds only elements in range.
-      if (b.loops.back().stmts[0].checked && (accesses.empty() || at != k)) break;
+      if (b.loops.back().stmts[0].checked && (test.accesses.empty() || test.at != k)) break;
       auto& planned = p.blocks[bi].loops;
       planned[k].plan.tile = int(b.loops.size() - first);
-      if (!accesses.empty()) planned[at].plan.tile_corners = std::move(accesses);
+      if (test.accesses.empty()) break;
+      planned[test.at].plan.tile_corners = std::move(test.accesses);
+      planned[test.at].plan.tile_rows = row_tests(b, test.from);
       break;
     }
   }

@@ -192,6 +192,8 @@ std::string KernelWriter::load(const ValueNode& n) {
   DType t = p_.tensors[n.tensor].dtype;
   std::string cast =
       (t == DType::i32 || (t == DType::f64) != f64_) ? "(" + std::string(scalar()) + ")" : "";
+  auto row = row_of_.find(&n);
+  if (row != row_of_.end()) return cast + row->second;
   std::string at = names_.tensors[n.tensor] + "[" + offset(n.tensor, n.index) + "]";
   std::string cond = n.checked && !unchecked_ ? in_range(n.tensor, n.index) : "1";
   if (cond == "1") return cast + at;
@@ -431,10 +433,24 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     unchecked_ = true;
     nest(b, k, indent + 1, out, before, atomic, within);
     unchecked_ = false;
-    out += pad(indent) + "} else {\n";
     // A checked tensor of the tile is tested per element there, with no tile.
     Within other = within;
     other.tile |= b.loops.back().stmts[0].checked;
+    if (!l.plan.tile_rows.empty()) {
+      std::string rows;
+      for (auto& [t, e] : l.plan.tile_rows) {
+        size_t last = p_.tensors[t].shape.size() - 1;
+        if (ranges_.spans_axis(t, last, e)) continue;
+        sizes_.insert({t, int(last)});
+        rows += (rows.empty() ? "" : " && ") + helper("in_range") + "(" + print_index(e, 1) + ", " +
+                names_.size(t, int(last)) + ")";
+      }
+      out += pad(indent) + "} else if (" + (rows.empty() ? "1" : rows) + ") {\n";
+      declare_fill_rows(b, indent + 1, out);
+      nest(b, k, indent + 1, out, before, atomic, other);
+      fill_row_of_.clear();
+    }
+    out += pad(indent) + "} else {\n";
     nest(b, k, indent + 1, out, before, atomic, other);
     out += pad(indent) + "}\n";
     return;
@@ -461,12 +477,56 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   }
   if (runs_in_lanes(l.plan)) return lanes(b, k, indent, out, before, atomic);
   if (before) before(k, indent, out);
+  if (!fill_row_of_.empty() && k + 1 == b.loops.size()) declare_rows(b, indent, out);
   out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " +
          index(l.end) + "; ++" + v + ") {\n";
   declare_carried(b, l, indent + 1, out);
   if (k + 1 < b.loops.size()) nest(b, k + 1, indent + 1, out, before, atomic, within);
   statements(b, l, indent + 1, out, atomic);
   out += pad(indent) + "}\n";
+  if (k + 1 == b.loops.size()) row_of_.clear();
+}
+
+// In a border tile's else (LoopPlan::tile_rows), each checked load that reads a row along the
+// innermost loop (ir::reads_row) reads it through a pointer chosen once per row, in front of that
+// loop: the tensor's row where its other axes are in range, else a row of its fill value,
+// declared once in front of the tile (the row's own axis was tested there). The same value as the
+// checked load, element by element, with no test inside the loop, so the compiler keeps the tile
+// in registers.
+template <typename F>
+void KernelWriter::each_row_load(const Block& b, F f) {
+  const Loop& l = b.loops.back();
+  for (auto& s : l.stmts)
+    for_each_load(s.value, [&](const ValueNode& n) {
+      Index start;
+      if (n.checked && reads_row(n.index, l.var, &start)) f(n, start);
+    });
+}
+
+void KernelWriter::declare_fill_rows(const Block& b, int indent, std::string& out) {
+  int64_t cols = 0;
+  is_const(b.loops.back().end, &cols);
+  each_row_load(b, [&](const ValueNode& n, const Index&) {
+    std::string name = "fill_row_" + std::to_string(rows_declared_++);
+    out += pad(indent) + element_type(p_.tensors[n.tensor].dtype) + " " + name + "[" +
+           std::to_string(cols) + "];\n" + pad(indent) + "for (int64_t i = 0; i < " +
+           std::to_string(cols) + "; ++i) " + name + "[i] = " + literal(n.fill) + ";\n";
+    fill_row_of_[&n] = name;
+  });
+}
+
+void KernelWriter::declare_rows(const Block& b, int indent, std::string& out) {
+  each_row_load(b, [&](const ValueNode& n, const Index& start) {
+    std::string name = "row_" + std::to_string(rows_declared_++);
+    std::vector<Index> other(n.index.begin(), n.index.end() - 1), first = n.index;
+    first.back() = start;
+    std::string test;
+    for (auto& t : axis_tests(n.tensor, other)) test += (test.empty() ? "" : " && ") + t;
+    out += pad(indent) + "const " + element_type(p_.tensors[n.tensor].dtype) + " *" + name + " = " +
+           (test.empty() ? "1" : test) + " ? &" + names_.tensors[n.tensor] + "[" +
+           offset(n.tensor, first) + "] : " + fill_row_of_.at(&n) + ";\n";
+    row_of_[&n] = name + "[" + Names::var(b.loops.back().var) + "]";
+  });
 }
 
 bool KernelWriter::runs_in_lanes(const LoopPlan& plan) {

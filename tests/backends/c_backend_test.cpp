@@ -121,7 +121,9 @@ TEST(CBackend, Conv2dGradientsHoldTheirRowsInRegisters) {
 // maxpool2d and avgpool2d take their window into 8 x 32 tiles of y (pixels x channels). Every
 // window loop changes the corners, so the test of the tile's corners sits in front of the tile,
 // each branch with a tile of its own (one both shared lived on the stack), where conv2d's sits
-// inside the window (its input channels run between the test and the tile). Tiles across the
+// inside the window (its input channels run between the test and the tile). A tile whose corners
+// fall outside reads each pixel's row of channels through a pointer, x's row or a row of the
+// fill (register_tiles.h), where its channels are in range. Tiles across the
 // border, wholly in the padding, pixels and channels left over: bit for bit (max exactly; a mean
 // without reassociation).
 TEST(CBackend, PoolingTestsItsTilesOutsideTheWindow) {
@@ -136,7 +138,9 @@ TEST(CBackend, PoolingTestsItsTilesOutsideTheWindow) {
   for (const char* name : {"maxpool2d", "avgpool2d"}) {
     Program p = optimize(forward_program(find_op(name), DType::f32));
     std::string src = emit_c(p);
-    EXPECT_EQ(tiles(src), 2u) << src;
+    // Tested corners, else rows through pointers where the channels are in range, else checked.
+    EXPECT_EQ(tiles(src), 3u) << src;
+    EXPECT_NE(src.find("const float *row_"), std::string::npos) << src;
     CCompileOptions exact;
     exact.reassociate = false;
     auto bitwise = compile_c(p, exact);
@@ -154,6 +158,27 @@ TEST(CBackend, PoolingTestsItsTilesOutsideTheWindow) {
 // linear keeps its dot products (its weights are reused only across the batch): 4 x 4 of them
 // share each pass over the input features, 16 SIMD accumulators, and the tiles run in parallel.
 // Sizes leave rows and columns over; bit for bit without reassociation.
+// A window read shifted along the channels too, y[n, o, c] = max over w of x?[n, o - 2 + w, c + 1]
+// with -inf outside: a tile's rows of channels run past x's end in the last tile, so its else
+// must test them per element (LoopPlan::tile_rows' own test), where the other border tiles read
+// rows through pointers. Bit for bit against the interpreter.
+TEST(CBackend, RowsThatRunPastTheTensorAreTestedPerElement) {
+  Graph g;
+  Node x = g.input("x", 3, DType::f32);
+  Node window = g.reindex(x, {"dA0", "dA1 + 2", "3", "dA2"}, {"i0", "i1 - 2 + i2", "i3 + 1"}, {x},
+                          -std::numeric_limits<double>::infinity());
+  Node y = g.reduce(ReduceOp::max, {2}, window);
+  g.output("y", g.reindex(y, {"dA0", "dA1", "dA3"}, {"i0", "i1", "0", "i2"}, {y}));
+  Program p = optimize(lower(g));
+  std::string src = emit_c(p);
+  EXPECT_NE(src.find("const float *row_"), std::string::npos) << src;
+  auto fast = compile_c(p);
+  for (int64_t c : {32, 64, 70}) {
+    TensorMap in = testing::random_inputs(p, {{"x", {2, 19, c}}}, uint64_t(c));
+    EXPECT_TRUE(testing::same_outputs(interpret(p, in), fast->run(in))) << c;
+  }
+}
+
 TEST(CBackend, LinearRunsDotProductsInTiles) {
   Program p = optimize(forward_program(find_op("linear"), DType::f32));
   std::string src = emit_c(p);

@@ -86,6 +86,7 @@ TEST(CDifferential, RandomProgramsMatchInterpreter) {
 TEST(CDifferential, RegisterTilesMatchInterpreter) {
   const int wanted = std::max(1, trials() / 30);
   int guarded = 0;  // tiles with checked loads, run under a guard (kernel_writer.h)
+  int rows = 0;     // ... whose else reads rows through pointers (LoopPlan::tile_rows)
   std::vector<RandomCase> cases;
   std::vector<Program> programs, tiled;
   for (uint64_t seed = 0; int(cases.size()) < wanted && seed < 100000; ++seed) {
@@ -99,12 +100,14 @@ TEST(CDifferential, RegisterTilesMatchInterpreter) {
     std::string src = emit_c(t);
     if (src.find("tile_v") == std::string::npos && print(t) == print(p)) continue;
     guarded += src.find("if (in_range(") != std::string::npos;
+    rows += src.find(" *row_") != std::string::npos;
     cases.push_back(std::move(c));
     programs.push_back(std::move(p));
     tiled.push_back(std::move(t));
   }
   ASSERT_EQ(int(cases.size()), wanted) << "too few random programs have a contraction to tile";
   EXPECT_GE(guarded, std::max(1, wanted / 10)) << "too few tiles check their loads";
+  EXPECT_GE(rows, std::max(1, wanted / 20)) << "too few tiles read rows through pointers";
   CCompileOptions quick;
   quick.extra_flags = {"-O1"};
   quick.reassociate = false;

@@ -254,6 +254,15 @@ TEST(Verifier, TileOfACheckedTensorIsTestedInFrontOfIt) {
       LoopPlan& plan = p.blocks[b].loops[k].plan;
       if (!plan.tile || !p.blocks[b].loops.back().stmts[0].checked) continue;
       found = true;
+      Program rows = p;
+      if (!plan.tile_corners.empty()) {
+        rows.blocks[b].loops[k].plan.tile_rows = {{0, idx::constant(0)}};
+        rows.blocks[b].loops[k].plan.tile_corners.clear();
+        auto errors = verify(rows);
+        std::string want = "block " + std::to_string(b) + " loop " + std::to_string(k) +
+                           " reads rows in the else of a tile corner test it does not make";
+        EXPECT_NE(std::find(errors.begin(), errors.end(), want), errors.end()) << errors.size();
+      }
       plan.tile_corners.clear();
       auto errors = verify(p);
       std::string want = "block " + std::to_string(b) + " loop " + std::to_string(k) +

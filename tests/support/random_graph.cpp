@@ -1,6 +1,8 @@
 #include "support/random_graph.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -116,7 +118,7 @@ class Generator {
     static constexpr double with[] = {0.22, 0.4, 0.62, 0.75, 0.82, 0.9, 0.95};
     static constexpr double without[] = {0.32, 0.5, 0.72, 0.85, 0.92, 1.0, 1.0};
     const double* t = o_.iotas_and_casts ? with : without;
-    if (o_.contractions && chance(0.2)) return contraction_step();
+    if (o_.contractions && chance(0.2)) return chance(0.7) ? contraction_step() : window_step();
     double r = real(0, 1);
     if (r < t[0]) return reindex_step();
     if (r < t[1]) return unary_step();
@@ -382,6 +384,50 @@ class Generator {
     add(c_.graph.reindex(sum, kept, at, {sum}), product, o_.dtype,
         x.positive && o_.smooth && (!shifted || fill > 0));
     made_ += 5;
+  }
+
+  // A window reduced into each output element along the second-to-last axis, as pooling does:
+  // y[..., o, c] = sum or max over w in [0, K) of x?[..., o - P + w, c], the padding read as a
+  // fill (-inf for a max, at times), at times shifted along c too. The C backend tiles it (o,
+  // then c in tiles) and reads x by rows of c.
+  void window_step() {
+    const Info x = pick_float();
+    int r = int(x.shape.size());
+    if (r < 2) return;
+    int64_t k = uniform(1, 3), pad = uniform(0, 2), grow = 2 * pad - k + 1;
+    std::vector<int64_t> product = x.shape;
+    product[size_t(r - 2)] += grow;
+    if (product[size_t(r - 2)] < 1) return;
+    product.insert(product.end() - 1, k);
+    if (!fits(product)) return;
+    std::vector<std::string> shape, index, kept, at;
+    for (int a = 0; a < r - 2; ++a) {
+      shape.push_back(str("dA", a));
+      index.push_back(str("i", a));
+    }
+    shape.push_back(str("dA", r - 2) + (grow < 0 ? " - " : " + ") + std::to_string(std::abs(grow)));
+    shape.push_back(std::to_string(k));
+    shape.push_back(str("dA", r - 1));
+    index.push_back(str("i", r - 2) + " - " + std::to_string(pad) + " + " + str("i", r - 1));
+    // At times shifted along c too, so that some rows of c fall partly outside.
+    index.push_back(str("i", r) + (chance(0.3) ? " + 1" : ""));
+    ReduceOp op = chance(0.5) ? ReduceOp::sum : ReduceOp::max;
+    double fill = op == ReduceOp::max && !o_.smooth && chance(0.5)
+                      ? -std::numeric_limits<double>::infinity()
+                      : random_fill();
+    Node window = c_.graph.reindex(x.node, shape, index, {x.node}, fill);
+    Node reduced = c_.graph.reduce(op, {r - 1}, window);
+    for (int a = 0; a < r - 1; ++a) {
+      kept.push_back(str("dA", a));
+      at.push_back(str("i", a));
+    }
+    kept.push_back(str("dA", r));
+    at.push_back("0");
+    at.push_back(str("i", r - 1));
+    product.erase(product.end() - 2);
+    add(c_.graph.reindex(reduced, kept, at, {reduced}), product, o_.dtype,
+        x.positive && o_.smooth && fill > 0);
+    made_ += 3;
   }
 
   // An index-value tensor shaped like a float node: positions, sizes and parameters as values.

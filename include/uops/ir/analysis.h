@@ -44,6 +44,11 @@ bool bounds_use_vars(const Loop& l);
 // Some index expression of the statement may raise (may_raise(Index)).
 bool may_raise(const Stmt& s);
 
+// `index` reads a row along `var`: its last axis is var plus terms free of it (through + and the
+// left side of -), and no other axis uses var. Gives that axis with var = 0 in `start`. A register
+// tile's checked load of such a row tests the other axes once per row (register_tiles.h).
+bool reads_row(const std::vector<Index>& index, int var, Index* start = nullptr);
+
 // Each loop variable's loop, over every block of a program (which must outlive it).
 class LoopRanges {
  public:

@@ -85,6 +85,12 @@ struct LoopPlan {
   // corners: these accesses (a tensor and an index over loop bounds) are in range, so the loops
   // run with the loads unchecked under the test and checked in its else.
   std::vector<std::pair<int, std::vector<Index>>> tile_corners;
+  // register_tiles, beside tile_corners: in that test's else (a tile at the border), the checked
+  // loads that read a row along the innermost tile loop (ir::reads_row) take their row from a
+  // pointer chosen once per row, the tensor's row or a row of fills, by a test of their other
+  // axes, when these (a tensor and its last axis at the tile's corners) are in range: the row's
+  // own axis, which the pointer does not test. Where they are not, every load is checked.
+  std::vector<std::pair<int, Index>> tile_rows;
   // empty_range_tests: in front of this loop, the range of the block's loop `empty_test` is
   // tested: empty, it skips the loops between.
   int empty_test = 0;

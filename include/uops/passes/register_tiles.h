@@ -25,6 +25,14 @@
 // loops from k have bounds free of loop variables, the corners span those loops too and the test
 // sits in front of the tile, each branch with a tile of its own: a tile shared by both branches
 // across the window's loops is one GCC keeps on the stack.
+//
+// A tile at the border then ran its whole window with every load checked, a test per element
+// that also kept the tile on the stack (conv2d's weight gradient ran 8 of its 9 window positions
+// so). Where the checked loads read rows along the innermost tile loop (ir::reads_row: pooling's
+// and the weight gradient's x along the channels), the else tests, at the same corners, only
+// those rows' own axis (LoopPlan::tile_rows); where it holds, each row is read through a pointer
+// chosen once per row by a test of its other axes, the tensor's row or a row of the load's fill:
+// the same values, a tile in registers. Where it does not, the loads are checked per element.
 #pragma once
 
 #include "uops/ir/program.h"
