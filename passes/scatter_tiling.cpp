@@ -1,5 +1,7 @@
 #include "uops/passes/scatter_tiling.h"
 
+#include <algorithm>
+
 #include "passes/tiling.h"
 #include "uops/ir/analysis.h"
 
@@ -68,6 +70,21 @@ Program tile_scatters(Program p, int64_t cols) {
       for (auto& e : s0.index) uses |= uses_var(e, b.loops[k].var);
       (uses ? used : unused).push_back(b.loops[k]);
     }
+    // One slice of the operands read along j (w at one kh, kw) serves a run of the last used
+    // loop that indexes none of them (ow) from L1: that loop runs inside the ones that do.
+    auto along_j = [&](int var) {
+      bool found = false;
+      for_each_load(s0.value, [&](const ValueNode& n) {
+        bool row = false, uses = false;
+        for (auto& e : n.index) row |= uses_var(e, b.loops.back().var), uses |= uses_var(e, var);
+        found |= row && uses;
+      });
+      return found;
+    };
+    size_t r = 0;
+    while (r < used.size() && !along_j(used[r].var)) ++r;
+    if (r > 0 && r < used.size())
+      std::rotate(used.begin() + long(r - 1), used.begin() + long(r), used.end());
     Loop j = std::move(b.loops.back());
     b.loops.resize(first);
     for (auto* group : {&used, &unused})

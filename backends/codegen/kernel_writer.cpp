@@ -470,6 +470,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
            name + dims + ";\n" + pad(indent + 1) + copy + at + " = " + element + ";\n";
     tile_ = {s.tensor, at};
     within.tile = true;
+    within.tile_loops = l.plan.tile;
     nest(b, k, indent + 1, out, before, atomic, within);
     tile_ = {-1, ""};
     out += pad(indent + 1) + copy + element + " = " + at + ";\n" + pad(indent) + "}\n";
@@ -478,6 +479,10 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   if (runs_in_lanes(l.plan)) return lanes(b, k, indent, out, before, atomic);
   if (before) before(k, indent, out);
   if (!fill_row_of_.empty() && k + 1 == b.loops.size()) declare_rows(b, indent, out);
+  // A tile of one loop (a scattered row, scatter_tiling.h) stays in registers only unrolled:
+  // GCC vectorizes the loop and then keeps the tile in memory.
+  if (within.tile_loops == 1 && k + 1 == b.loops.size())
+    out += pad(indent) + "#pragma GCC unroll " + index(l.end) + "\n";
   out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " +
          index(l.end) + "; ++" + v + ") {\n";
   declare_carried(b, l, indent + 1, out);

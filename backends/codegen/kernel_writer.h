@@ -108,6 +108,7 @@ class KernelWriter {
   struct Within {
     bool empty_tested = false;  // under its block's empty-range test
     bool tile = false;          // inside a register tile
+    int tile_loops = 0;         // ... of so many loops (LoopPlan::tile)
     bool tile_tested = false;   // under the tile's corner test, or in its else
   };
   void nest(const Block& b, size_t k, int indent, std::string& out, const Before& before,

@@ -9,8 +9,11 @@
 // exclusive (the window), and reads neither that tensor nor data, where some loop's variable is
 // not in that index (o), becomes: the loops the index uses, in their order, then the loops it
 // does not use, in their order, then j cut into tiles of `cols` (..., j', o, c with j = j.start
-// + j' * cols + c over the whole tiles, then the block again over the columns left over). Each
-// tile of the written tensor's row then takes every o's contribution in turn, which
+// + j' * cols + c over the whole tiles, then the block again over the columns left over). Of
+// the loops the index uses, the last one before those that index an operand read along j (ow,
+// before kh and kw, which index w) runs after them, so that one slice of that operand (w at one
+// kh, kw) serves a run of it from L1: n, oh, kh, kw, ow, j', o, c. Each tile of the written
+// tensor's row then takes every o's contribution in turn, which
 // register_tiles keeps in registers (a checked row tested once, at its corners). Applies from
 // the outermost loop from which the loops qualify (tiling.h) and no bound can raise.
 //
