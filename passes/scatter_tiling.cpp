@@ -15,7 +15,7 @@ namespace {
 // The position of the first loop from which the block may be reordered (tiling.h's rule, and no
 // bound from there on can raise, so none is evaluated where it was not), or n when it is not a
 // window's scatter (the header's conditions).
-size_t scatter_from(const Program& p, const Block& b) {
+size_t scatter_from(const Program& p, const Block& b, std::vector<bool>* exclusive_loops) {
   size_t n = b.loops.size();
   const auto& stmts = b.loops.back().stmts;
   if (stmts.empty()) return n;
@@ -47,6 +47,7 @@ size_t scatter_from(const Program& p, const Block& b) {
       window |= used && !ex[k];
       reduction |= !used;
     }
+    *exclusive_loops = ex;
     return ex[n - 1] && window && reduction ? first : n;
   }
   return n;
@@ -54,63 +55,111 @@ size_t scatter_from(const Program& p, const Block& b) {
 
 }  // namespace
 
-Program tile_scatters(Program p, int64_t cols) {
-  std::vector<Block> blocks;
-  for (auto& b : p.blocks) {
-    size_t n = b.loops.size(), first = scatter_from(p, b);
-    if (first == n) {
-      blocks.push_back(std::move(b));
-      continue;
-    }
-    // The loops the written index uses, then the others, each in their order, then j.
-    const Stmt& s0 = b.loops.back().stmts[0];
-    std::vector<Loop> used, unused;
-    for (size_t k = first; k + 1 < n; ++k) {
-      bool uses = false;
-      for (auto& e : s0.index) uses |= uses_var(e, b.loops[k].var);
-      (uses ? used : unused).push_back(b.loops[k]);
-    }
-    // One slice of the operands read along j (w at one kh, kw) serves a run of the last used
-    // loop that indexes none of them (ow) from L1: that loop runs inside the ones that do.
-    auto along_j = [&](int var) {
-      bool found = false;
-      for_each_load(s0.value, [&](const ValueNode& n) {
-        bool row = false, uses = false;
-        for (auto& e : n.index) row |= uses_var(e, b.loops.back().var), uses |= uses_var(e, var);
-        found |= row && uses;
-      });
-      return found;
-    };
-    size_t r = 0;
-    while (r < used.size() && !along_j(used[r].var)) ++r;
-    if (r > 0 && r < used.size())
-      std::rotate(used.begin() + long(r - 1), used.begin() + long(r), used.end());
-    Loop j = std::move(b.loops.back());
-    b.loops.resize(first);
-    for (auto* group : {&used, &unused})
-      for (auto& l : *group) b.loops.push_back(std::move(l));
-    // j over whole tiles: ..., j', the unused loops, c; then j over the columns left over.
-    Loop tj = counted(p.num_vars++, whole_tiles(j, cols)),
-         c = counted(p.num_vars++, idx::constant(cols));
-    if (empty(tj)) {
-      b.loops.push_back(std::move(j));
-      blocks.push_back(std::move(b));
-      continue;
-    }
-    Block rest = b;
-    rest.loops.push_back(j);
-    rest.loops.back().start =
-        idx::add(j.start, idx::mul(whole_tiles(j, cols), idx::constant(cols)));
-    c.stmts = std::move(j.stmts);
-    b.loops.insert(b.loops.begin() + long(first + used.size()), std::move(tj));
-    b.loops.push_back(std::move(c));
-    replace_var(b, j.var,
-                idx::add(idx::add(j.start, idx::mul(idx::var(b.loops[first + used.size()].var),
-                                                    idx::constant(cols))),
-                         idx::var(b.loops.back().var)));
-    blocks.push_back(std::move(b));
-    if (!empty(rest.loops.back())) blocks.push_back(std::move(rest));
+struct Sizes {
+  int64_t rows, cols, row_cols;
+};
+
+// The block's loop `at` cut into whole tiles of `size`: returns the loop over the tiles and the
+// loop within a tile (over [0, size)), and replaces the loop's variable in the statements;
+// `rest` gets the loop over the iterations left over. The block keeps the loop in place.
+std::pair<Loop, Loop> split(Program& p, Block& b, size_t at, int64_t size, Loop* rest) {
+  const Loop l = b.loops[at];
+  Loop tiles = counted(p.num_vars++, whole_tiles(l, size));
+  Loop in = counted(p.num_vars++, idx::constant(size));
+  *rest = l;
+  rest->start = idx::add(l.start, idx::mul(whole_tiles(l, size), idx::constant(size)));
+  replace_var(b, l.var,
+              idx::add(idx::add(l.start, idx::mul(idx::var(tiles.var), idx::constant(size))),
+                       idx::var(in.var)));
+  return {std::move(tiles), std::move(in)};
+}
+
+// An ordered block (prefix, `used` loops, the others, j) over whole tiles of `cols` of j: ...,
+// j' after the used loops, the others, c; then the block over the columns left over.
+void tile_columns(Program& p, Block b, size_t used_end, int64_t cols, std::vector<Block>& out) {
+  Loop rest;
+  Block tiled = b;
+  auto [tj, c] = split(p, tiled, tiled.loops.size() - 1, cols, &rest);
+  if (empty(tj)) {
+    out.push_back(std::move(b));
+    return;
   }
+  c.stmts = std::move(tiled.loops.back().stmts);
+  tiled.loops.back() = std::move(c);
+  tiled.loops.insert(tiled.loops.begin() + long(used_end), std::move(tj));
+  out.push_back(std::move(tiled));
+  b.loops.back().start = rest.start;
+  if (!empty(b.loops.back())) out.push_back(std::move(b));
+}
+
+void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out) {
+  std::vector<bool> ex;
+  size_t n = b.loops.size(), first = scatter_from(p, b, &ex);
+  if (first == n) {
+    out.push_back(std::move(b));
+    return;
+  }
+  // The loops the written index uses, then the others, each in their order, then j.
+  const Stmt s0 = b.loops.back().stmts[0];
+  std::vector<std::pair<Loop, bool>> used, unused;  // with exclusive
+  for (size_t k = first; k + 1 < n; ++k) {
+    bool uses = false;
+    for (auto& e : s0.index) uses |= uses_var(e, b.loops[k].var);
+    (uses ? used : unused).push_back({b.loops[k], ex[k]});
+  }
+  // One slice of the operands read along j (w at one kh, kw) serves a run of the last used
+  // loop that indexes none of them (ow) from L1: that loop runs inside the ones that do.
+  auto along_j = [&](int var) {
+    bool found = false;
+    for_each_load(s0.value, [&](const ValueNode& load) {
+      bool row = false, uses = false;
+      for (auto& e : load.index) row |= uses_var(e, b.loops.back().var), uses |= uses_var(e, var);
+      found |= row && uses;
+    });
+    return found;
+  };
+  size_t r = 0;
+  while (r < used.size() && !along_j(used[r].first.var)) ++r;
+  if (r > 0 && r < used.size())
+    std::rotate(used.begin() + long(r - 1), used.begin() + long(r), used.end());
+  // The tile's rows: the first exclusive loop the index holds alone on an axis (the batch).
+  size_t row = used.size();
+  for (size_t u = used.size(); u-- > 0;)
+    for (auto& e : s0.index)
+      if (used[u].second && e->kind == IndexKind::Var && e->var == used[u].first.var) row = u;
+  Block ordered = b;
+  ordered.loops.resize(first);
+  for (auto* group : {&used, &unused})
+    for (auto& l : *group) ordered.loops.push_back(l.first);
+  ordered.loops.push_back(b.loops.back());
+  size_t used_end = first + used.size();
+  if (row == used.size()) return tile_columns(p, std::move(ordered), used_end, sizes.row_cols, out);
+  // prefix, i', j', the other used loops, the others, r, c over whole tiles of rows x cols, then
+  // the rows left over and the columns left over, each in tiles of row_cols columns.
+  size_t ri = first + row;
+  Block tiled = ordered;
+  Loop rest_i, rest_j;
+  auto [tj, c] = split(p, tiled, n - 1, sizes.cols, &rest_j);
+  auto [ti, in] = split(p, tiled, ri, sizes.rows, &rest_i);
+  if (empty(ti) || empty(tj))
+    return tile_columns(p, std::move(ordered), used_end, sizes.row_cols, out);
+  c.stmts = std::move(tiled.loops.back().stmts);
+  tiled.loops.back() = std::move(c);
+  tiled.loops.insert(tiled.loops.end() - 1, std::move(in));
+  tiled.loops.erase(tiled.loops.begin() + long(ri));
+  tiled.loops.insert(tiled.loops.begin() + long(first), {std::move(ti), std::move(tj)});
+  out.push_back(std::move(tiled));
+  Block rows = ordered, columns = std::move(ordered);
+  rows.loops[ri].start = rest_i.start;
+  columns.loops[ri].end = rest_i.start;
+  columns.loops.back().start = rest_j.start;
+  if (!empty(rows.loops[ri])) tile_columns(p, std::move(rows), used_end, sizes.row_cols, out);
+  if (!empty(columns.loops[ri]) && !empty(columns.loops.back())) out.push_back(std::move(columns));
+}
+
+Program tile_scatters(Program p, int64_t rows, int64_t cols, int64_t row_cols) {
+  std::vector<Block> blocks;
+  for (auto& b : p.blocks) tile_block(p, std::move(b), {rows, cols, row_cols}, blocks);
   p.blocks = std::move(blocks);
   return p;
 }

@@ -16,6 +16,7 @@
 #include "uops/passes/dot_tiling.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/reduction_tiling.h"
+#include "uops/passes/scatter_tiling.h"
 
 namespace uops {
 
@@ -115,6 +116,59 @@ TEST(CDifferential, RegisterTilesMatchInterpreter) {
   for (size_t i = 0; i < cases.size(); ++i)
     EXPECT_TRUE(testing::same_outputs(interpret(programs[i], cases[i].inputs, cases[i].params),
                                       exes[i]->run(cases[i].inputs, cases[i].params)))
+        << print(programs[i]) << emit_c(tiled[i]);
+}
+
+// Gradients of random graphs with contractions and pooling-like windows scatter through
+// shifted indices; scatter tiling (tiles of 2 images x 3 columns, 4 columns for the images left
+// over, so that small sizes span several and leave some over) reorders and tiles them, and the
+// kernels with reassociation give what the interpreter gives on the untiled program, up to
+// rounding.
+TEST(CDifferential, ScatterTilesOfRandomGradientsMatchInterpreter) {
+  const int wanted = std::max(1, trials() / 60);
+  std::vector<Program> tiled, programs;
+  std::vector<TensorMap> inputs;
+  std::vector<ParamMap> params;
+  for (uint64_t seed = 0; int(tiled.size()) < wanted && seed < 20000; ++seed) {
+    RandomGraphOptions o;
+    o.dtype = DType::f64;
+    o.smooth = true;
+    o.contractions = true;
+    o.max_nodes = 4 + int(seed % 6);
+    RandomCase c = random_case(seed, o);
+    std::vector<std::string> wrt;
+    for (auto& n : c.graph.nodes())
+      if (n.kind == UopKind::input && is_float(n.dtype)) wrt.push_back(n.name);
+    if (wrt.empty()) continue;
+    Program grad = optimize(gradient(c.graph, wrt));
+    Program t = tile_scatters(grad, 2, 3, 4);
+    if (print(t) == print(grad)) continue;
+    verify_or_throw(t, "tile_scatters");
+    std::map<std::string, std::vector<int64_t>> shapes;
+    for (auto& [name, x] : c.inputs) shapes[name] = x.shape;
+    for (auto& [name, y] : interpret(lower(c.graph), c.inputs, c.params))
+      shapes["d" + name] = y.shape;
+    TensorMap in = testing::random_inputs(grad, shapes, seed);
+    programs.push_back(std::move(grad));
+    tiled.push_back(std::move(t));
+    inputs.push_back(std::move(in));
+    params.push_back(c.params);
+  }
+  ASSERT_EQ(int(tiled.size()), wanted) << "too few random gradients scatter through a window";
+  int rows = 0, columns = 0;  // tiles of images x columns, and of columns alone
+  for (auto& t : tiled) {
+    std::string src = emit_c(t);
+    rows += src.find("[2][3];") != std::string::npos;
+    columns += src.find("[4];") != std::string::npos;
+  }
+  EXPECT_GE(rows, 1) << "no random gradient tiled by images";
+  EXPECT_GE(columns, 1) << "no random gradient tiled by columns alone";
+  CCompileOptions quick;
+  quick.extra_flags = {"-O1"};
+  auto exes = compile_c_batch(tiled, quick);
+  for (size_t i = 0; i < tiled.size(); ++i)
+    EXPECT_TRUE(testing::same_outputs(interpret(programs[i], inputs[i], params[i]),
+                                      exes[i]->run(inputs[i], params[i]), 1e-9))
         << print(programs[i]) << emit_c(tiled[i]);
 }
 

@@ -13,9 +13,15 @@
 // the loops the index uses, the last one before those that index an operand read along j (ow,
 // before kh and kw, which index w) runs after them, so that one slice of that operand (w at one
 // kh, kw) serves a run of it from L1: n, oh, kh, kw, ow, j', o, c. Each tile of the written
-// tensor's row then takes every o's contribution in turn, which
-// register_tiles keeps in registers (a checked row tested once, at its corners). Applies from
-// the outermost loop from which the loops qualify (tiling.h) and no bound can raise.
+// tensor's row then takes every o's contribution in turn, which register_tiles keeps in
+// registers (a checked row tested once, at its corners).
+//
+// Where an exclusive loop the index holds alone on an axis (the batch n) exists, the tiles are
+// `rows` x `cols` instead, as in a contraction (reduction_tiling.h): n', j', oh, kh, kw, ow, o,
+// r, c with n = n.start + n' * rows + r, so that each load of w feeds `rows` multiply-adds; the
+// images left over run in tiles of `row_cols` columns as above, and the columns left over
+// untiled. Applies from the outermost loop from which the loops qualify (tiling.h) and no bound
+// can raise.
 //
 // The products are the same; each element receives them in another order (o now runs inside kh
 // and kw), so this runs only where sums may be reassociated.
@@ -27,6 +33,6 @@
 
 namespace uops {
 
-Program tile_scatters(Program p, int64_t cols = 64);
+Program tile_scatters(Program p, int64_t rows = 8, int64_t cols = 32, int64_t row_cols = 64);
 
 }  // namespace uops
