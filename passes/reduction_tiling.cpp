@@ -26,6 +26,19 @@ size_t reduction_loop(const Program& p, const Block& b, int64_t tile) {
   return 0;
 }
 
+// `var` indexes some operand that the block's last loop does not (matmul's i in a[i, k]).
+bool row_like(const Block& b, int var) {
+  int j = b.loops.back().var;
+  bool found = false;
+  for (auto& s : b.loops.back().stmts)
+    for_each_load(s.value, [&](const ValueNode& load) {
+      bool uses = false, uses_j = false;
+      for (auto& e : load.index) uses |= uses_var(e, var), uses_j |= uses_var(e, j);
+      found |= uses && !uses_j;
+    });
+  return found;
+}
+
 // Loops from the outermost that may move (qualifies from there, and no bound from there on can
 // raise, so none is evaluated where it was not) in contraction order: the exclusive ones, then
 // the others in their order, then the last loop (a matmul gradient's db[k, j] += g[i, j] *
@@ -43,19 +56,8 @@ void contraction_order(const Program& p, Block& b) {
     // i in a[i, k]; conv2d's weight gradient's output channel in dy) go last, next to the
     // reductions, where tile_registers takes its rows from; the ones that index only operands
     // along with the last loop (the weight gradient's kh and kw, in x) go first.
-    int j = b.loops.back().var;
-    auto row_like = [&](int var) {
-      bool found = false;
-      for (auto& s : b.loops.back().stmts)
-        for_each_load(s.value, [&](const ValueNode& load) {
-          bool uses = false, uses_j = false;
-          for (auto& e : load.index) uses |= uses_var(e, var), uses_j |= uses_var(e, j);
-          found |= uses && !uses_j;
-        });
-      return found;
-    };
     std::vector<bool> rows;
-    for (size_t k = 0; k < n; ++k) rows.push_back(ex[k] && row_like(b.loops[k].var));
+    for (size_t k = 0; k < n; ++k) rows.push_back(ex[k] && row_like(b, b.loops[k].var));
     std::vector<Stmt> stmts = std::move(b.loops.back().stmts);
     std::vector<Loop> loops(b.loops.begin(), b.loops.begin() + long(first));
     for (int group : {0, 1, 2})
@@ -121,7 +123,15 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Blo
   tiled.loops.resize(n - 1);
   tiled.loops.back().stmts.clear();
   tiled.loops.erase(tiled.loops.begin() + long(ii));
-  tiled.loops.insert(tiled.loops.begin() + long(ii), {ti, tj});
+  // The tiles run outside the exclusive loops before i that index only operands along with j (the
+  // weight gradient's kh and kw): a team then shares o' x c' (16 tiles for 64 x 64) rather than
+  // kh (3 iterations). Those loops are exclusive, so the order of contributions stays.
+  size_t outer = ii;
+  for (std::vector<bool> ex; outer > 0 && qualifies(p, b, outer - 1, &ex) && ex[outer - 1] &&
+                             !row_like(b, b.loops[outer - 1].var);
+       ex.clear())
+    --outer;
+  tiled.loops.insert(tiled.loops.begin() + long(outer), {ti, tj});
   tiled.loops.push_back(r);
   tiled.loops.push_back(std::move(c));
   auto at = [](const Loop& l, const Loop& tile, const Loop& in, int64_t size) {
