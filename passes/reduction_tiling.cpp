@@ -123,12 +123,14 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Blo
   tiled.loops.resize(n - 1);
   tiled.loops.back().stmts.clear();
   tiled.loops.erase(tiled.loops.begin() + long(ii));
-  // The tiles run outside the exclusive loops before i that index only operands along with j (the
-  // weight gradient's kh and kw): a team then shares o' x c' (16 tiles for 64 x 64) rather than
-  // kh (3 iterations). Those loops are exclusive, so the order of contributions stays.
+  // Where i indexes an operand without j (a contraction's rows), the tiles run outside the
+  // exclusive loops before i that index only operands along with j (the weight gradient's kh
+  // and kw): a team then shares o' x c' (16 tiles for 64 x 64) rather than kh (3 iterations).
+  // Those loops are exclusive, so the order of contributions stays. (A pool's or a depthwise
+  // convolution's rows, pixels, read x along j too: their loops stay as they are.)
   size_t outer = ii;
-  for (std::vector<bool> ex; outer > 0 && qualifies(p, b, outer - 1, &ex) && ex[outer - 1] &&
-                             !row_like(b, b.loops[outer - 1].var);
+  for (std::vector<bool> ex; row_like(b, i.var) && outer > 0 && qualifies(p, b, outer - 1, &ex) &&
+                             ex[outer - 1] && !row_like(b, b.loops[outer - 1].var);
        ex.clear())
     --outer;
   tiled.loops.insert(tiled.loops.begin() + long(outer), {ti, tj});
