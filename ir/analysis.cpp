@@ -82,25 +82,6 @@ bool bounds_use_vars(const Loop& l) {
   return uses_any_var(l.start) || uses_any_var(l.end);
 }
 
-namespace {
-
-// `e` is var plus terms free of it, through + and the left side of -.
-bool plus_var(const Index& e, int var) {
-  switch (e->kind) {
-    case IndexKind::Var:
-      return e->var == var;
-    case IndexKind::Add:
-      return uses_var(e->a, var) ? !uses_var(e->b, var) && plus_var(e->a, var)
-                                 : plus_var(e->b, var);
-    case IndexKind::Sub:
-      return !uses_var(e->b, var) && plus_var(e->a, var);
-    default:
-      return false;
-  }
-}
-
-}  // namespace
-
 bool reads_row(const std::vector<Index>& index, int var, Index* start) {
   if (index.empty() || !plus_var(index.back(), var)) return false;
   for (size_t a = 0; a + 1 < index.size(); ++a)

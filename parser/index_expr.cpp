@@ -236,6 +236,21 @@ bool pins_var(const Index& e, int var) {
   }
 }
 
+bool plus_var(const Index& e, int var, bool fixed) {
+  auto term = [&](const Index& t) { return fixed ? is_fixed(t) : !uses_var(t, var); };
+  switch (e->kind) {
+    case IndexKind::Var:
+      return e->var == var;
+    case IndexKind::Add:
+      return (plus_var(e->a, var, fixed) && term(e->b)) ||
+             (term(e->a) && plus_var(e->b, var, fixed));
+    case IndexKind::Sub:
+      return plus_var(e->a, var, fixed) && term(e->b);
+    default:
+      return false;
+  }
+}
+
 bool affine_in(const Index& e, const std::vector<int>& vars) {
   auto free = [&](const Index& x) {
     for (int v : vars)

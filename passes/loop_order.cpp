@@ -14,22 +14,6 @@ using namespace ir;
 
 namespace {
 
-// `e` is var plus terms without loop variables or data: consecutive values of var are
-// consecutive elements when `e` is the last axis.
-bool unit_stride(const Index& e, int var) {
-  switch (e->kind) {
-    case IndexKind::Var:
-      return e->var == var;
-    case IndexKind::Add:
-      return (unit_stride(e->a, var) && is_fixed(e->b)) ||
-             (is_fixed(e->a) && unit_stride(e->b, var));
-    case IndexKind::Sub:
-      return unit_stride(e->a, var) && is_fixed(e->b);
-    default:
-      return false;
-  }
-}
-
 int count_uses(const Block& b, int carried) {
   int n = 0;
   for (auto& l : b.loops)
@@ -61,7 +45,7 @@ bool stride_one(const Program& p, const Access& a, int v) {
   while (last > 0 && is_const(a.index[last - 1], &at) && at == 0 &&
          is_const(p.tensors[a.tensor].shape[last - 1], &size) && size == 1)
     --last;
-  if (last == 0 || !unit_stride(a.index[last - 1], v)) return false;
+  if (last == 0 || !plus_var(a.index[last - 1], v, /*fixed=*/true)) return false;
   for (size_t i = 0; i + 1 < last; ++i)
     if (uses_var(a.index[i], v)) return false;
   return true;

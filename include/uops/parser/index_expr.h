@@ -62,6 +62,9 @@ bool is_fixed(const Index& e);
 // `e` determines `var`: it is ±var plus fixed terms, so distinct values of var give distinct
 // values of e.
 bool pins_var(const Index& e, int var);
+// `e` is var plus terms free of it, through + and the left side of -: consecutive values of var
+// give consecutive values of e. With `fixed`, those terms also use no loop variable and no data.
+bool plus_var(const Index& e, int var, bool fixed = false);
 // `e` is affine in `vars` jointly: made of them by +, - and multiplication by factors that use
 // none of them, around terms that use none of them. Over a box of values of `vars`, such an
 // expression takes its least and greatest values at corners of the box.

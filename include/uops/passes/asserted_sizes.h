@@ -1,7 +1,8 @@
-// asserted_sizes: an index expression that may raise (a division by a parameter, such as
-// conv2d's output size `(x.1 + 2 * $pad - ...) / $stride + 1`) and is one side of an equality
-// assertion whose other side cannot raise (`dy.1`, in conv2d's gradient) is replaced by that other
-// side, wherever it occurs in the program but in the assertions themselves.
+// asserted_sizes: an index expression of the program (a loop bound, a shape, an index; whole,
+// not a part of one) that may raise (a division by a parameter, such as conv2d's output size
+// `(x.1 + 2 * $pad - ...) / $stride + 1`) and is one side of an equality assertion whose other
+// side cannot raise (`dy.1`, in conv2d's gradient) is replaced by that other side; the
+// assertions themselves stay.
 //
 // Exact: binding (ir/binding.h) evaluates every assertion before any block runs, so a run that
 // reaches the blocks has evaluated the expression without error and found it equal to the other
