@@ -53,8 +53,6 @@ size_t scatter_from(const Program& p, const Block& b, std::vector<bool>* exclusi
   return n;
 }
 
-}  // namespace
-
 struct Sizes {
   int64_t rows, cols, row_cols;
 };
@@ -134,8 +132,8 @@ void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out
   ordered.loops.push_back(b.loops.back());
   size_t used_end = first + used.size();
   if (row == used.size()) return tile_columns(p, std::move(ordered), used_end, sizes.row_cols, out);
-  // prefix, i', j', the other used loops, the others, r, c over whole tiles of rows x cols, then
-  // the rows left over and the columns left over, each in tiles of row_cols columns.
+  // prefix, i', j', the other used loops, the others, r, c over whole tiles of rows x cols; then
+  // the rows left over, in tiles of row_cols columns, and the columns left over, untiled.
   size_t ri = first + row;
   Block tiled = ordered;
   Loop rest_i, rest_j;
@@ -156,6 +154,8 @@ void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out
   if (!empty(rows.loops[ri])) tile_columns(p, std::move(rows), used_end, sizes.row_cols, out);
   if (!empty(columns.loops[ri]) && !empty(columns.loops.back())) out.push_back(std::move(columns));
 }
+
+}  // namespace
 
 Program tile_scatters(Program p, int64_t rows, int64_t cols, int64_t row_cols) {
   std::vector<Block> blocks;
