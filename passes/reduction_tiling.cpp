@@ -111,17 +111,17 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Blo
     return;
   }
   // i, k..., j: the whole tiles of i and j first, then the rows left over, then the columns.
-  const Loop i = b.loops[ii], j = b.loops[n - 1];
-  auto whole = whole_tiles;
-  Index i_end = idx::add(i.start, idx::mul(whole(i, rows), idx::constant(rows)));
-  Index j_end = idx::add(j.start, idx::mul(whole(j, cols), idx::constant(cols)));
+  const Loop i = b.loops[ii];
   Block tiled = b;
-  Loop ti = counted(p.num_vars++, whole(i, rows)), tj = counted(p.num_vars++, whole(j, cols));
-  Loop r = counted(p.num_vars++, idx::constant(rows)),
-       c = counted(p.num_vars++, idx::constant(cols));
+  Loop rest_i, rest_j;
+  auto [tj, c] = split_whole_tiles(p, tiled, n - 1, cols, &rest_j);
+  auto [ti, r] = split_whole_tiles(p, tiled, ii, rows, &rest_i);
+  if (empty(ti) || empty(tj)) {
+    out.push_back(std::move(b));
+    return;
+  }
   c.stmts = std::move(tiled.loops.back().stmts);
   tiled.loops.resize(n - 1);
-  tiled.loops.back().stmts.clear();
   tiled.loops.erase(tiled.loops.begin() + long(ii));
   // Where i indexes an operand without j (a contraction's rows), the tiles run outside the
   // exclusive loops before i that index only operands along with j (the weight gradient's kh
@@ -133,23 +133,13 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Blo
                              ex[outer - 1] && !row_like(b, b.loops[outer - 1].var);
        ex.clear())
     --outer;
-  tiled.loops.insert(tiled.loops.begin() + long(outer), {ti, tj});
-  tiled.loops.push_back(r);
+  tiled.loops.insert(tiled.loops.begin() + long(outer), {std::move(ti), std::move(tj)});
+  tiled.loops.push_back(std::move(r));
   tiled.loops.push_back(std::move(c));
-  auto at = [](const Loop& l, const Loop& tile, const Loop& in, int64_t size) {
-    return idx::add(idx::add(l.start, idx::mul(idx::var(tile.var), idx::constant(size))),
-                    idx::var(in.var));
-  };
-  replace_var(tiled, i.var, at(i, ti, r, rows));
-  replace_var(tiled, j.var, at(j, tj, c, cols));
-  if (empty(tiled.loops[ii]) || empty(tiled.loops[ii + 1])) {
-    out.push_back(std::move(b));
-    return;
-  }
   Block rest_rows = b, rest_cols = std::move(b);
-  rest_rows.loops[ii].start = i_end;
-  rest_cols.loops[ii].end = i_end;
-  rest_cols.loops[n - 1].start = j_end;
+  rest_rows.loops[ii].start = rest_i.start;
+  rest_cols.loops[ii].end = rest_i.start;
+  rest_cols.loops[n - 1].start = rest_j.start;
   out.push_back(std::move(tiled));
   for (Block* rest : {&rest_rows, &rest_cols})
     if (!empty(rest->loops[ii]) && !empty(rest->loops[n - 1])) out.push_back(std::move(*rest));

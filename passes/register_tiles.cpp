@@ -73,6 +73,18 @@ size_t tile_loop(const Block& b, size_t k) {
   return first;
 }
 
+// `e` at a corner of the box of the loops from `from`: bit x of `corner` takes loop from + x at
+// its last value, else at its first.
+Index at_corner(const Block& b, size_t from, size_t corner, const Index& e) {
+  return rewrite(e, [&](const Index& v) -> Index {
+    for (size_t x = from; v->kind == IndexKind::Var && x < b.loops.size(); ++x)
+      if (v->var == b.loops[x].var)
+        return corner >> (x - from) & 1 ? idx::sub(b.loops[x].end, idx::constant(1))
+                                        : b.loops[x].start;
+    return nullptr;
+  });
+}
+
 // The corner accesses to test in front of which loop of the tile around loop k with tile loops
 // from `first`, or none when there is nothing to test or it cannot be tested. The corners span
 // the loops from `from` on: the tile loops, or with from = k the loops between too.
@@ -100,17 +112,10 @@ std::pair<size_t, std::vector<std::pair<int, std::vector<Index>>>> corners(const
   std::vector<int> uses;
   bool tested = false;
   for (size_t corner = 0; corner < (size_t(1) << vars.size()); ++corner) {
-    auto leaf = [&](const Index& e) -> Index {
-      for (size_t x = 0; x < vars.size(); ++x)
-        if (e->kind == IndexKind::Var && e->var == vars[x])
-          return corner >> x & 1 ? idx::sub(b.loops[from + x].end, idx::constant(1))
-                                 : b.loops[from + x].start;
-      return nullptr;
-    };
     for (const ValueNode* n : loads) {
       std::vector<Index> at;
       for (size_t a = 0; a < n->index.size(); ++a) {
-        at.push_back(rewrite(n->index[a], leaf));
+        at.push_back(at_corner(b, from, corner, n->index[a]));
         if (ranges.spans_axis(n->tensor, a, at.back())) continue;
         collect_vars(at.back(), uses);
         tested = true;
@@ -129,20 +134,12 @@ std::pair<size_t, std::vector<std::pair<int, std::vector<Index>>>> corners(const
 // along the innermost tile loop (ir::reads_row): where they are in range, the tile's else takes
 // those rows from pointers chosen once per row. None when no load reads such a row.
 std::vector<std::pair<int, Index>> row_tests(const Block& b, size_t from) {
-  std::vector<int> vars;
-  for (size_t x = from; x < b.loops.size(); ++x) vars.push_back(b.loops[x].var);
   std::vector<std::pair<int, Index>> out;
   for (auto& s : b.loops.back().stmts)
     for_each_load(s.value, [&](const ValueNode& n) {
       if (!n.checked || !reads_row(n.index, b.loops.back().var)) return;
-      for (size_t corner = 0; corner < (size_t(1) << vars.size()); ++corner) {
-        Index at = rewrite(n.index.back(), [&](const Index& e) -> Index {
-          for (size_t x = 0; x < vars.size(); ++x)
-            if (e->kind == IndexKind::Var && e->var == vars[x])
-              return corner >> x & 1 ? idx::sub(b.loops[from + x].end, idx::constant(1))
-                                     : b.loops[from + x].start;
-          return nullptr;
-        });
+      for (size_t corner = 0; corner < (size_t(1) << (b.loops.size() - from)); ++corner) {
+        Index at = at_corner(b, from, corner, n.index.back());
         bool seen = false;
         for (auto& [t, e] : out) seen |= t == n.tensor && equal(e, at);
         if (!seen) out.push_back({n.tensor, at});

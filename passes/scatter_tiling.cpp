@@ -57,27 +57,12 @@ struct Sizes {
   int64_t rows, cols, row_cols;
 };
 
-// The block's loop `at` cut into whole tiles of `size`: returns the loop over the tiles and the
-// loop within a tile (over [0, size)), and replaces the loop's variable in the statements;
-// `rest` gets the loop over the iterations left over. The block keeps the loop in place.
-std::pair<Loop, Loop> split(Program& p, Block& b, size_t at, int64_t size, Loop* rest) {
-  const Loop l = b.loops[at];
-  Loop tiles = counted(p.num_vars++, whole_tiles(l, size));
-  Loop in = counted(p.num_vars++, idx::constant(size));
-  *rest = l;
-  rest->start = idx::add(l.start, idx::mul(whole_tiles(l, size), idx::constant(size)));
-  replace_var(b, l.var,
-              idx::add(idx::add(l.start, idx::mul(idx::var(tiles.var), idx::constant(size))),
-                       idx::var(in.var)));
-  return {std::move(tiles), std::move(in)};
-}
-
 // An ordered block (prefix, `used` loops, the others, j) over whole tiles of `cols` of j: ...,
 // j' after the used loops, the others, c; then the block over the columns left over.
 void tile_columns(Program& p, Block b, size_t used_end, int64_t cols, std::vector<Block>& out) {
   Loop rest;
   Block tiled = b;
-  auto [tj, c] = split(p, tiled, tiled.loops.size() - 1, cols, &rest);
+  auto [tj, c] = split_whole_tiles(p, tiled, tiled.loops.size() - 1, cols, &rest);
   if (empty(tj)) {
     out.push_back(std::move(b));
     return;
@@ -137,8 +122,8 @@ void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out
   size_t ri = first + row;
   Block tiled = ordered;
   Loop rest_i, rest_j;
-  auto [tj, c] = split(p, tiled, n - 1, sizes.cols, &rest_j);
-  auto [ti, in] = split(p, tiled, ri, sizes.rows, &rest_i);
+  auto [tj, c] = split_whole_tiles(p, tiled, n - 1, sizes.cols, &rest_j);
+  auto [ti, in] = split_whole_tiles(p, tiled, ri, sizes.rows, &rest_i);
   if (empty(ti) || empty(tj))
     return tile_columns(p, std::move(ordered), used_end, sizes.row_cols, out);
   c.stmts = std::move(tiled.loops.back().stmts);

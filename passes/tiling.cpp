@@ -68,4 +68,16 @@ void replace_var(Block& b, int var, const Index& by) {
   }
 }
 
+std::pair<Loop, Loop> split_whole_tiles(Program& p, Block& b, size_t at, int64_t size, Loop* rest) {
+  const Loop l = b.loops[at];
+  Loop tiles = counted(p.num_vars++, whole_tiles(l, size));
+  Loop in = counted(p.num_vars++, idx::constant(size));
+  *rest = l;
+  rest->start = idx::add(l.start, idx::mul(whole_tiles(l, size), idx::constant(size)));
+  replace_var(b, l.var,
+              idx::add(idx::add(l.start, idx::mul(idx::var(tiles.var), idx::constant(size))),
+                       idx::var(in.var)));
+  return {std::move(tiles), std::move(in)};
+}
+
 }  // namespace uops::passes

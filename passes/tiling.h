@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "ir/parallelism.h"
@@ -22,6 +23,11 @@ bool empty(const Loop& l);
 Loop counted(int var, Index end);
 // l cut into tiles of `tile`: returns the loop over tiles, and l becomes one tile of it.
 Loop split_into_tiles(Program& p, Loop& l, int64_t tile);
+// The block's loop `at` cut into whole tiles of `size`: returns the loop over the tiles and the
+// loop within a tile (over [0, size)), and replaces the loop's variable in the innermost loop's
+// statements; `rest` gets the loop over the iterations left over. The block keeps the loop in
+// place.
+std::pair<Loop, Loop> split_whole_tiles(Program& p, Block& b, size_t at, int64_t size, Loop* rest);
 // How many whole tiles of `size` l's range holds.
 Index whole_tiles(const Loop& l, int64_t size);
 

@@ -157,16 +157,18 @@ std::string KernelWriter::offset(int t, const std::vector<Index>& index) {
   return s;
 }
 
+std::string KernelWriter::axis_test(int t, size_t a, const Index& e) {
+  // A loop variable over the whole axis needs no test; leaving it out keeps the rest of the
+  // test invariant in that loop, so the compiler can hoist it.
+  if (ranges_.spans_axis(t, a, e)) return "";
+  sizes_.insert({t, int(a)});
+  return helper("in_range") + "(" + print_index(e, 1) + ", " + names_.size(t, int(a)) + ")";
+}
+
 std::vector<std::string> KernelWriter::axis_tests(int t, const std::vector<Index>& index) {
   std::vector<std::string> tests;
-  for (size_t a = 0; a < index.size(); ++a) {
-    // A loop variable over the whole axis needs no test; leaving it out keeps the rest of the
-    // test invariant in that loop, so the compiler can hoist it.
-    if (ranges_.spans_axis(t, a, index[a])) continue;
-    sizes_.insert({t, int(a)});
-    tests.push_back(helper("in_range") + "(" + print_index(index[a], 1) + ", " +
-                    names_.size(t, int(a)) + ")");
-  }
+  for (size_t a = 0; a < index.size(); ++a)
+    if (std::string test = axis_test(t, a, index[a]); !test.empty()) tests.push_back(test);
   return tests;
 }
 
@@ -438,13 +440,9 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     other.tile |= b.loops.back().stmts[0].checked;
     if (!l.plan.tile_rows.empty()) {
       std::string rows;
-      for (auto& [t, e] : l.plan.tile_rows) {
-        size_t last = p_.tensors[t].shape.size() - 1;
-        if (ranges_.spans_axis(t, last, e)) continue;
-        sizes_.insert({t, int(last)});
-        rows += (rows.empty() ? "" : " && ") + helper("in_range") + "(" + print_index(e, 1) + ", " +
-                names_.size(t, int(last)) + ")";
-      }
+      for (auto& [t, e] : l.plan.tile_rows)
+        if (std::string test = axis_test(t, p_.tensors[t].shape.size() - 1, e); !test.empty())
+          rows += (rows.empty() ? "" : " && ") + test;
       out += pad(indent) + "} else if (" + (rows.empty() ? "1" : rows) + ") {\n";
       declare_fill_rows(b, indent + 1, out);
       nest(b, k, indent + 1, out, before, atomic, other);

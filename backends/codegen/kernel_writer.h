@@ -62,6 +62,8 @@ class KernelWriter {
   std::string offset(int t, const std::vector<Index>& index);
   std::string in_range(int t, const std::vector<Index>& index);
   // The same test, one per axis that needs one.
+  // The test that `e` lies on axis a of tensor t, or "" where a loop spans the axis.
+  std::string axis_test(int t, size_t a, const Index& e);
   std::vector<std::string> axis_tests(int t, const std::vector<Index>& index);
 
   // Loop k of b written completely (its `for`, carried scalars, inner loops, statements), with
