@@ -19,7 +19,7 @@ Node tangent(GradContext& c, int n, const std::vector<Node>& t) {
   Graph& g = c.graph();
   auto of = [&](int slot) { return t[y.operands[slot]]; };
   auto zero = [&](Node like) { return c.constant(like, 0); };
-  if (!is_float(y.dtype)) return Node{-1};
+  if (!is_float(y.dtype) || y.stop_gradient) return Node{-1};
   bool any = false;
   for (int o : y.operands) any |= t[o].id >= 0;
   if (!any) return Node{-1};

@@ -30,7 +30,8 @@ bool reads_only_fill(const UopNode& n) {
 // Whether operand `slot` of `n` receives a gradient from it: exactly the edges the rules
 // contribute along.
 bool differentiable_edge(const Graph& g, const UopNode& n, int slot) {
-  if (!is_float(n.dtype) || !is_float(g.nodes()[n.operands[slot]].dtype)) return false;
+  if (n.stop_gradient || !is_float(n.dtype) || !is_float(g.nodes()[n.operands[slot]].dtype))
+    return false;
   switch (n.kind) {
     case UopKind::reindex:
       return !reads_only_fill(n);

@@ -382,6 +382,15 @@ Node Graph::fill(Node like, double value) {
   return reindex(like, shape, index, {like}, value);
 }
 
+Node Graph::stop_gradient(Node x) {
+  const UopNode& in = checked(x, "stop_gradient");
+  std::vector<Index> index;
+  for (size_t a = 0; a < in.shape.size(); ++a) index.push_back(idx::var(int(a)));
+  Node y = reindex_expr(x, in.shape, std::move(index), 0.0);
+  nodes_[y.id].stop_gradient = true;
+  return y;
+}
+
 Node Graph::squeeze(Node x, std::vector<int> axes) {
   int rank = this->rank(x);
   std::sort(axes.begin(), axes.end());

@@ -12,8 +12,9 @@ OpDef cross_entropy() {
   d.build = [](DType t) {
     Graph g;
     Node logits = g.input("logits", 2, t), labels = g.input("labels", 1, DType::i32);
-    // logsumexp shifted by the row max, then minus the labelled logit, averaged over rows.
-    Node mx = g.reduce(ReduceOp::max, {1}, logits);
+    // logsumexp shifted by the row max, then minus the labelled logit, averaged over rows. The
+    // shift cancels out, so no gradient goes through it.
+    Node mx = g.stop_gradient(g.reduce(ReduceOp::max, {1}, logits));
     Node s = g.binary(BinaryOp::sub, logits, broadcast_rows(g, mx, logits));
     Node lse =
         g.binary(BinaryOp::add, mx,

@@ -21,9 +21,12 @@ OpDef row_op(const std::string& name, std::vector<OpInput> inputs,
   return d;
 }
 
-// x - max(x) over the row: the shift that keeps exp from overflowing.
+// x - max(x) over the row: the shift that keeps exp from overflowing. The result does not
+// depend on the shift, so no gradient goes through it (an argmax per row and a select, adding
+// what is zero but for rounding).
 Node shifted(Graph& g, Node x) {
-  return g.binary(BinaryOp::sub, x, broadcast_rows(g, g.reduce(ReduceOp::max, {1}, x), x));
+  Node mx = g.stop_gradient(g.reduce(ReduceOp::max, {1}, x));
+  return g.binary(BinaryOp::sub, x, broadcast_rows(g, mx, x));
 }
 
 Node softmax(Graph& g, const std::vector<Node>& in) {

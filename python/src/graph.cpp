@@ -148,6 +148,8 @@ Shapes and index expressions are strings: "dA1[=dB0]", "i1 * $stride + i3 - $pad
            "out[i] = x[i with `axis` replaced by index[i]]; out-of-range indices read 0.")
       .def("fill", &Graph::fill, py::arg("like"), py::arg("value"),
            "A tensor shaped like `like` whose every element is `value`.")
+      .def("stop_gradient", &Graph::stop_gradient, py::arg("x"),
+           "x's value, through which no gradient flows back (JAX's stop_gradient).")
       .def("squeeze", &Graph::squeeze, py::arg("x"), py::arg("axes"),
            "x without `axes`, each of size 1.")
       .def("assert_equal",

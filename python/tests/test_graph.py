@@ -75,6 +75,17 @@ def test_gradient_of_a_python_graph_matches_numpy():
     np.testing.assert_allclose(out["da"], dc @ b.T, rtol=1e-12)
 
 
+def test_stop_gradient_keeps_the_value_and_blocks_the_gradient():
+    g = uops.Graph()
+    x = g.input("x", 1, "f64")
+    g.output("y", g.binary("mul", x, g.stop_gradient(x)))  # y = x^2, dx = x dy
+    x0, dy = np.array([1.0, -2.0, 0.5]), np.array([1.0, 2.0, 3.0])
+    out = uops.compile(uops.optimize(uops.lower(g))).run({"x": x0})
+    np.testing.assert_array_equal(out["y"], x0 * x0)
+    out = uops.compile(uops.optimize(uops.gradient(g, ["x"]))).run({"x": x0, "dy": dy})
+    np.testing.assert_array_equal(out["dx"], x0 * dy)
+
+
 def test_gradient_graph_differentiates_again_and_hvp_matches_numpy():
     g = uops.Graph()
     x = g.input("x", 1, "f64")

@@ -103,6 +103,8 @@ class Graph:
         """out[i] = x[i with `axis` replaced by index[i]]; out-of-range indices read 0."""
     def fill(self, like: Node, value: float) -> Node:
         """A tensor shaped like `like` whose every element is `value`."""
+    def stop_gradient(self, x: Node) -> Node:
+        """x's value, through which no gradient flows back (JAX's stop_gradient)."""
     def squeeze(self, x: Node, axes: Sequence[int]) -> Node:
         """x without `axes`, each of size 1."""
     def assert_equal(self, a: str, b: str, sources: Sequence[Node] = ...) -> None:

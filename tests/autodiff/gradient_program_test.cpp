@@ -1,6 +1,7 @@
 // The shape of gradient programs: which inputs they take, their outputs, block order, errors.
 #include <gtest/gtest.h>
 
+#include "uops/autodiff/forward_mode.h"
 #include "uops/autodiff/graph_gradient.h"
 #include "uops/ir.h"
 #include "uops/passes/pipeline.h"
@@ -52,6 +53,32 @@ TEST(GradientProgram, SquareAddsBothUsesIntoOneGradient) {
   Program o = optimize(p);
   EXPECT_EQ(o.blocks.size(), 1u);
   for (auto& t : o.tensors) EXPECT_NE(t.role, Role::temporary) << t.name;
+}
+
+// y = x * stop_gradient(x) has x's square for its value, but its gradient and tangent see the
+// second factor as a constant: dy * x, not 2 * dy * x. Under a reindex and a reduction too.
+TEST(GradientProgram, NoGradientOrTangentGoesThroughStopGradient) {
+  Graph g;
+  Node x = g.input("x", 2, DType::f64);
+  Node stopped = g.stop_gradient(g.reduce(ReduceOp::max, {1}, x));
+  Node y = g.binary(BinaryOp::mul, x, g.stop_gradient(x));
+  g.output("y", g.binary(BinaryOp::add, y,
+                         g.reindex(stopped, {"dA0", "dB1"}, {"i0", "0"}, {stopped, x})));
+  Tensor xs(DType::f64, {2, 3}), ones(DType::f64, {2, 3});
+  for (int i = 0; i < 6; ++i) {
+    xs.set(i, i % 2 ? 0.5 * i : -1.5 * i);
+    ones.set(i, 1.0);
+  }
+  TensorMap value = interpret(lower(g), {{"x", xs}});
+  TensorMap grad = interpret(optimize(gradient(g, {"x"})), {{"x", xs}, {"dy", ones}});
+  TensorMap tangent = interpret(optimize(lower(jvp(g, {"x"}))), {{"x", xs}, {"tx", ones}});
+  const double row_max[2] = {0.5, 2.5};  // of {0, 0.5, -3} and {1.5, -6, 2.5}
+  for (int i = 0; i < 6; ++i) {
+    double v = xs.get(i);
+    EXPECT_EQ(value.at("y").get(i), v * v + row_max[i / 3]) << i;
+    EXPECT_EQ(grad.at("dx").get(i), v) << i;
+    EXPECT_EQ(tangent.at("ty").get(i), v) << i;
+  }
 }
 
 TEST(GradientProgram, TakesOnlyTheForwardInputsItReads) {

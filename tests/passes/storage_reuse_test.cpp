@@ -38,14 +38,18 @@ void expect_bitwise(const Program& p, const Program& q, const TensorMap& in) {
 
 TEST(StorageReuse, SoftmaxKeepsItsExponentialsInTheOutput) {
   Program p = forward_program(find_op("softmax"), DType::f32);
+  std::string exps;  // the temporary the exp block writes
+  for (auto& b : p.blocks)
+    if (b.origin == "exp") exps = p.tensors[b.loops.back().stmts[0].tensor].name;
+  ASSERT_FALSE(exps.empty()) << print(p);
   Program q = reuse_storage(p);
-  EXPECT_GT(accesses_of(p, "t4"), 0) << print(p);
-  EXPECT_EQ(accesses_of(q, "t4"), 0) << print(q);
+  EXPECT_GT(accesses_of(p, exps), 0) << print(p);
+  EXPECT_EQ(accesses_of(q, exps), 0) << print(q);
   TensorMap in{{"x", ramp(DType::f32, {5, 9})}};
   expect_bitwise(p, q, in);
   // Then the pipeline computes each exponential once: the division reads y, not exp again.
   std::string text = print(optimize(p, {true}));
-  EXPECT_NE(text.find("y[v10, v11] = (y[v10, v11] / "), std::string::npos) << text;
+  EXPECT_NE(text.find("] = (y["), std::string::npos) << text;
   EXPECT_EQ(text.find("exp("), text.rfind("exp(")) << text;
 }
 

@@ -47,6 +47,7 @@ struct UopNode {
                                  // iota: its one value expression; scatter without an index:
                                  // where element i of x lands, Var(N) being axis N of x
   double fill = 0.0;             // reindex
+  bool stop_gradient = false;    // no gradient or tangent flows through to the operands
 };
 
 class Graph {
@@ -76,6 +77,10 @@ class Graph {
   Node reduce(ReduceOp op, std::vector<int> axes, Node x);
   // out[i] = x[i with `axis` replaced by index[i]]; out-of-range indices read 0.
   Node select(int axis, Node x, Node index);
+  // x's value, through which no gradient flows back (nor a tangent forward): JAX's
+  // stop_gradient, PyTorch's detach. For a term whose derivative is zero in exact arithmetic,
+  // such as softmax's shift by the row max, it saves computing that zero out of rounding.
+  Node stop_gradient(Node x);
   // A tensor shaped like `like` whose every element is `value` (a reindex that reads only fill).
   Node fill(Node like, double value);
   // x without `axes`, each of which must have size 1: an error now when its size is a constant
