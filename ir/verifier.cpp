@@ -234,6 +234,10 @@ class Verifier {
           fail(at + ": SIMD reduction of c" + std::to_string(c.id) +
                ", which this innermost loop does not reduce with " + op_name(c.op));
       }
+      int64_t first = 0, end = 0;
+      if (plan.unroll && !(is_const(block.loops[k].start, &first) &&
+                           is_const(block.loops[k].end, &end) && end - first <= 1024))
+        fail(at + ": unrolled without a constant range of at most 1024 iterations");
       if (plan.simd_math) {
         bool reduces = !plan.simd.empty();
         for (auto& s : block.loops[k].stmts) reduces |= s.kind == StmtKind::reduce;

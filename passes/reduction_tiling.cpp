@@ -89,7 +89,8 @@ namespace {
 // tiled again with fewer rows: their start, in their indices, would repeat i's end, which for
 // conv2d divides by the stride, and a division the compiler cannot hoist made such tiles slower
 // than none.)
-void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Block>& out) {
+void tile_block(Program& p, Block b, int64_t rows, int64_t cols, int64_t row_cols,
+                std::vector<Block>& out) {
   size_t n = b.loops.size();
   // i, k..., j: j the last loop, i the first exclusive one before it, k... the loops between.
   size_t ii = n;  // the position of i, n when the block does not qualify
@@ -110,10 +111,35 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Blo
     out.push_back(std::move(b));
     return;
   }
-  // i, k..., j: the whole tiles of i and j first, then the rows left over, then the columns.
   const Loop i = b.loops[ii];
   Block tiled = b;
   Loop rest_i, rest_j;
+  // Rows pay where some load is the same for all of them (B's k, j in matmul; the weights in a
+  // convolution): read once, it feeds `rows` operations. Where every load moves with i (a pool's
+  // window over x), rows only add registers: the tile is a run of `row_cols` columns, i, j', k...,
+  // c, then the columns left over.
+  bool shared = false;
+  for (auto& s : b.loops.back().stmts)
+    for_each_load(s.value, [&](const ValueNode& load) {
+      bool uses_i = false;
+      for (auto& e : load.index) uses_i |= uses_var(e, i.var);
+      shared |= !uses_i;
+    });
+  if (!shared) {
+    auto [tj, c] = split_whole_tiles(p, tiled, n - 1, row_cols, &rest_j);
+    if (empty(tj)) {
+      out.push_back(std::move(b));
+      return;
+    }
+    c.stmts = std::move(tiled.loops.back().stmts);
+    tiled.loops.back() = std::move(c);
+    tiled.loops.insert(tiled.loops.begin() + long(ii) + 1, std::move(tj));
+    out.push_back(std::move(tiled));
+    b.loops.back().start = rest_j.start;
+    if (!empty(b.loops.back())) out.push_back(std::move(b));
+    return;
+  }
+  // i, k..., j: the whole tiles of i and j first, then the rows left over, then the columns.
   auto [tj, c] = split_whole_tiles(p, tiled, n - 1, cols, &rest_j);
   auto [ti, r] = split_whole_tiles(p, tiled, ii, rows, &rest_i);
   if (empty(ti) || empty(tj)) {
@@ -147,9 +173,9 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Blo
 
 }  // namespace
 
-Program tile_registers(Program p, int64_t rows, int64_t cols) {
+Program tile_registers(Program p, int64_t rows, int64_t cols, int64_t row_cols) {
   std::vector<Block> blocks;
-  for (auto& b : p.blocks) tile_block(p, std::move(b), rows, cols, blocks);
+  for (auto& b : p.blocks) tile_block(p, std::move(b), rows, cols, row_cols, blocks);
   p.blocks = std::move(blocks);
   return p;
 }

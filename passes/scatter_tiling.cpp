@@ -68,6 +68,7 @@ void tile_columns(Program& p, Block b, size_t used_end, int64_t cols, std::vecto
     return;
   }
   c.stmts = std::move(tiled.loops.back().stmts);
+  c.plan.unroll = true;  // a one-loop tile (LoopPlan::unroll)
   tiled.loops.back() = std::move(c);
   tiled.loops.insert(tiled.loops.begin() + long(used_end), std::move(tj));
   out.push_back(std::move(tiled));

@@ -468,21 +468,30 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
            name + dims + ";\n" + pad(indent + 1) + copy + at + " = " + element + ";\n";
     tile_ = {s.tensor, at};
     within.tile = true;
-    within.tile_loops = l.plan.tile;
     nest(b, k, indent + 1, out, before, atomic, within);
     tile_ = {-1, ""};
     out += pad(indent + 1) + copy + element + " = " + at + ";\n" + pad(indent) + "}\n";
     return;
   }
-  if (runs_in_lanes(l.plan)) return lanes(b, k, indent, out, before, atomic);
+  // An end that may raise (a division by a parameter) is evaluated once in front of its loop,
+  // as the IR means: in the loop's condition the error bit it may set keeps the compiler from
+  // hoisting it, and the division ran every iteration (pooling's rows: 15% of the kernel).
+  if (may_raise(l.end) && !within.end_declared) {
+    out += pad(indent) + "{\n" + pad(indent + 1) + "const int64_t " + v + "_end = " + index(l.end) +
+           ";\n";
+    within.end_declared = true;
+    nest(b, k, indent + 1, out, before, atomic, within);
+    out += pad(indent) + "}\n";
+    return;
+  }
+  const std::string end = within.end_declared ? v + "_end" : index(l.end);
+  within.end_declared = false;
+  if (runs_in_lanes(l.plan)) return lanes(b, k, indent, out, before, atomic, end);
   if (before) before(k, indent, out);
   if (!fill_row_of_.empty() && k + 1 == b.loops.size()) declare_rows(b, indent, out);
-  // A tile of one loop (a scattered row, scatter_tiling.h) stays in registers only unrolled:
-  // GCC vectorizes the loop and then keeps the tile in memory.
-  if (within.tile_loops == 1 && k + 1 == b.loops.size())
-    out += pad(indent) + "#pragma GCC unroll " + index(l.end) + "\n";
-  out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " +
-         index(l.end) + "; ++" + v + ") {\n";
+  if (l.plan.unroll) out += pad(indent) + "#pragma GCC unroll " + index(l.end) + "\n";
+  out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " + end +
+         "; ++" + v + ") {\n";
   declare_carried(b, l, indent + 1, out);
   if (k + 1 < b.loops.size()) nest(b, k + 1, indent + 1, out, before, atomic, within);
   statements(b, l, indent + 1, out, atomic);
@@ -546,7 +555,8 @@ bool KernelWriter::runs_in_lanes(const LoopPlan& plan) {
 // iteration, whose position is then computed once: the element a sequential loop finds, the same
 // -0 or +0 and NaN skipped.
 void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
-                         const Before& before, const std::set<int>& atomic) {
+                         const Before& before, const std::set<int>& atomic,
+                         const std::string& end) {
   constexpr int kLanes = 16;
   const Loop& l = b.loops[k];
   const std::string v = Names::var(l.var), next = v + "_next", lane = v + "_lane",
@@ -570,8 +580,7 @@ void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
     out += pad(in) + each + "{ " + init + " }\n";
   }
   out += pad(in) + "int64_t " + next + " = " + index(l.start) + ";\n";
-  out += pad(in) + "for (; " + next + " <= " + index(l.end) + " - " + n + "; " + next + " += " + n +
-         ") {\n";
+  out += pad(in) + "for (; " + next + " <= " + end + " - " + n + "; " + next + " += " + n + ") {\n";
   if (before) before(k, in + 1, out);
   out += pad(in + 1) + each + "{\n" + pad(in + 2) + "const int64_t " + v + " = " + next + " + " +
          lane + ";\n";
@@ -595,8 +604,8 @@ void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
            pad(in + 1) + "if (best != INT64_MIN) { const int64_t " + v + " = best; " +
            Names::arg(c.id) + " = " + index(s->arg) + "; }\n" + pad(in) + "}\n";
   }
-  out += pad(in) + "for (int64_t " + v + " = " + next + "; " + v + " < " + index(l.end) + "; ++" +
-         v + ") {\n";
+  out +=
+      pad(in) + "for (int64_t " + v + " = " + next + "; " + v + " < " + end + "; ++" + v + ") {\n";
   statements(b, l, in + 1, out, atomic);
   out += pad(in) + "}\n" + pad(indent) + "}\n";
 }

@@ -110,13 +110,13 @@ class KernelWriter {
   struct Within {
     bool empty_tested = false;  // under its block's empty-range test
     bool tile = false;          // inside a register tile
-    int tile_loops = 0;         // ... of so many loops (LoopPlan::tile)
     bool tile_tested = false;   // under the tile's corner test, or in its else
+    bool end_declared = false;  // this loop's end is in `<var>_end` (declared in front of it)
   };
   void nest(const Block& b, size_t k, int indent, std::string& out, const Before& before,
             const std::set<int>& atomic, Within within);
   void lanes(const Block& b, size_t k, int indent, std::string& out, const Before& before,
-             const std::set<int>& atomic);
+             const std::set<int>& atomic, const std::string& end);
   template <typename F>
   void each_row_load(const Block& b, F f);
   void declare_fill_rows(const Block& b, int indent, std::string& out);

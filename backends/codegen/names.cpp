@@ -113,8 +113,9 @@ const std::set<std::string>& reserved() {
   return names;
 }
 
-// Names the generated code derives (v3, c2, c2_arg, x_n1; e0, f2 are CUDA extents) must never be
-// taken by a tensor.
+// Names the generated code derives (v3, c2, e0, f2 are CUDA extents, and what it builds on them:
+// c2_arg, c2_lanes, v3_end, v3_next; x_n1; tile_v4, row_1, fill_row_0) must never be taken by a
+// tensor.
 bool looks_generated(const std::string& s) {
   auto all_digits = [](const std::string& t) {
     if (t.empty()) return false;
@@ -122,8 +123,12 @@ bool looks_generated(const std::string& s) {
       if (!std::isdigit(static_cast<unsigned char>(ch))) return false;
     return true;
   };
-  if ((s[0] == 'v' || s[0] == 'c' || s[0] == 'e' || s[0] == 'f') && all_digits(s.substr(1)))
+  size_t digits = s.find_first_not_of("0123456789", 1);
+  if ((s[0] == 'v' || s[0] == 'c' || s[0] == 'e' || s[0] == 'f') && digits != 1 &&
+      (digits == std::string::npos || s[digits] == '_'))
     return true;
+  for (const char* prefix : {"tile_", "row_", "fill_row_"})
+    if (s.rfind(prefix, 0) == 0) return true;
   if (s.size() > 4 && s.compare(s.size() - 4, 4, "_arg") == 0) return true;
   size_t n = s.rfind("_n");
   return n != std::string::npos && all_digits(s.substr(n + 2));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <random>
+#include <regex>
 #include <set>
 
 #include "backends/c/c_compiler.h"
@@ -153,9 +154,64 @@ TEST(CBackend, PoolingTestsItsTilesOutsideTheWindow) {
       ParamMap params = {{"k", k}, {"stride", stride}};
       if (std::string(name) == "maxpool2d") params["pad"] = pad;
       TensorMap in =
-          testing::random_inputs(p, {{"x", {2, 11, 37, 40}}}, k * 100 + stride * 10 + pad);
+          testing::random_inputs(p, {{"x", {2, 11, 37, 70}}}, k * 100 + stride * 10 + pad);
       TensorMap want = interpret(p, in, params);
       EXPECT_TRUE(testing::same_outputs(want, bitwise->run(in, params))) << name << k << stride;
+    }
+  }
+}
+
+// A pool's window reads nothing that all of a tile's rows share: its tiles are runs of 64
+// channels of one pixel, vectorized rather than unrolled (LoopPlan::unroll), where conv2d's
+// (whose weights every row of the tile reads) keep 8 rows.
+TEST(CBackend, PoolTilesAreRunsOfChannels) {
+  Program pool = plan_cpu(optimize(forward_program(find_op("maxpool2d"), DType::f32)), {});
+  Program conv = plan_cpu(optimize(forward_program(find_op("conv2d"), DType::f32)), {});
+  auto tile_loops = [](const Program& p) {
+    std::set<int> sizes;
+    for (auto& b : p.blocks)
+      for (auto& l : b.loops)
+        if (l.plan.tile) sizes.insert(l.plan.tile);
+    return sizes;
+  };
+  EXPECT_EQ(tile_loops(pool), std::set<int>{1}) << print(pool);
+  EXPECT_EQ(tile_loops(conv), std::set<int>{2}) << print(conv);
+  EXPECT_EQ(emit_c(optimize(forward_program(find_op("maxpool2d"), DType::f32))).find("unroll"),
+            std::string::npos);
+}
+
+// The C printer declares names of its own (tile_v4, row_1, fill_row_0, v17_end for an end that
+// may raise): a tensor named like one of them is renamed, and the kernel still compiles and
+// agrees with the interpreter.
+TEST(CBackend, TensorsNamedLikeGeneratedCodeKeepTheirOwnStorage) {
+  auto pool = [](const std::string& in, const std::string& out) {
+    Graph g;
+    g.param("s");
+    Node x = g.input(in, 4, DType::f32);
+    Node win = g.reindex(x, {"dA0", "(dA1 - 1) / $s + 1", "(dA2 - 1) / $s + 1", "dA3", "3", "3"},
+                         {"i0", "i1 * $s - 1 + i4", "i2 * $s - 1 + i5", "i3"}, {x},
+                         -std::numeric_limits<double>::infinity());
+    g.output(out, g.squeeze(g.reduce(ReduceOp::max, {4, 5}, win), {4, 5}));
+    return optimize(lower(g));
+  };
+  std::string src = emit_c(pool("x", "y"));
+  std::set<std::string> generated;
+  std::regex names(R"(\b(tile_v\d+|row_\d+|fill_row_\d+|v\d+_end)\b)");
+  for (auto it = std::sregex_iterator(src.begin(), src.end(), names); it != std::sregex_iterator();
+       ++it)
+    generated.insert(it->str());
+  for (const char* expected : {"tile_v", "row_", "fill_row_", "_end"})
+    EXPECT_TRUE(std::any_of(generated.begin(), generated.end(),
+                            [&](auto& n) { return n.find(expected) != std::string::npos; }))
+        << expected << "\n"
+        << src;
+  for (const std::string& name : generated) {
+    for (bool input : {true, false}) {
+      Program p = input ? pool(name, "y") : pool("x", name);
+      TensorMap in = testing::random_inputs(p, {{input ? name : "x", {2, 9, 21, 70}}}, 7);
+      ParamMap params = {{"s", 2}};
+      EXPECT_TRUE(testing::same_outputs(interpret(p, in, params), compile_c(p)->run(in, params)))
+          << name;
     }
   }
 }
@@ -383,7 +439,7 @@ TEST(CBackend, TiledContractionsAndGradientsMatchExactly) {
         !std::set<std::string>{"matmul", "batched_matmul", "linear", "conv2d", "depthwise_conv2d"}
              .count(op))
       continue;
-    Program t = tile_registers(tile_reductions(tile_dots(c.program, 2, 3), 2), 2, 3);
+    Program t = tile_registers(tile_reductions(tile_dots(c.program, 2, 3), 2), 2, 3, 4);
     if (print(t) == print(c.program)) continue;
     registers += emit_c(t).find("tile_v") != std::string::npos;
     grads += c.label.find("grad") != std::string::npos;

@@ -23,7 +23,9 @@
 // original block over the rows left over and over the columns left over. The inner loops r and c
 // have constant ranges, so the C backend keeps the rows x cols elements they accumulate into in
 // registers across k... (codegen::KernelWriter::register_tiles), and each load of A feeds `cols`
-// multiply-adds and each of B `rows`.
+// multiply-adds and each of B `rows`. Where every load moves with i (a pool's window over x),
+// rows would feed nothing: the block becomes i, j', k..., c over whole runs of `row_cols`
+// columns, then the columns left over.
 //
 // Both keep every result bit for bit: iterations with different values of the exclusive loops
 // touch disjoint written elements, and each element receives its contributions in the original
@@ -37,6 +39,6 @@
 namespace uops {
 
 Program tile_reductions(Program p, int64_t tile = 128);
-Program tile_registers(Program p, int64_t rows = 8, int64_t cols = 32);
+Program tile_registers(Program p, int64_t rows = 8, int64_t cols = 32, int64_t row_cols = 64);
 
 }  // namespace uops
