@@ -132,12 +132,16 @@ std::pair<size_t, std::vector<std::pair<int, std::vector<Index>>>> corners(const
 
 // The last axes, at the corners of the loops from `from`, of the checked loads that read a row
 // along the innermost tile loop (ir::reads_row): where they are in range, the tile's else takes
-// those rows from pointers chosen once per row. None when no load reads such a row.
+// each of those rows from a pointer or its fill value, tested once per row, with a copy of the
+// innermost loop for each outcome. None when no load reads such a row, or more than 3 do (8
+// copies).
 std::vector<std::pair<int, Index>> row_tests(const Block& b, size_t from) {
   std::vector<std::pair<int, Index>> out;
+  int loads = 0;
   for (auto& s : b.loops.back().stmts)
     for_each_load(s.value, [&](const ValueNode& n) {
       if (!n.checked || !reads_row(n.index, b.loops.back().var)) return;
+      ++loads;
       for (size_t corner = 0; corner < (size_t(1) << (b.loops.size() - from)); ++corner) {
         Index at = at_corner(b, from, corner, n.index.back());
         bool seen = false;
@@ -145,6 +149,7 @@ std::vector<std::pair<int, Index>> row_tests(const Block& b, size_t from) {
         if (!seen) out.push_back({n.tensor, at});
       }
     });
+  if (loads > 3) out.clear();
   return out;
 }
 

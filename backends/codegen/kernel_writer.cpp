@@ -444,9 +444,9 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
         if (std::string test = axis_test(t, p_.tensors[t].shape.size() - 1, e); !test.empty())
           rows += (rows.empty() ? "" : " && ") + test;
       out += pad(indent) + "} else if (" + (rows.empty() ? "1" : rows) + ") {\n";
-      declare_fill_rows(b, indent + 1, out);
+      border_rows_ = true;
       nest(b, k, indent + 1, out, before, atomic, other);
-      fill_row_of_.clear();
+      border_rows_ = false;
     }
     out += pad(indent) + "} else {\n";
     nest(b, k, indent + 1, out, before, atomic, other);
@@ -473,6 +473,9 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent + 1) + copy + element + " = " + at + ";\n" + pad(indent) + "}\n";
     return;
   }
+  if (border_rows_ && k + 1 == b.loops.size() &&
+      bind_row(b, k, indent, out, before, atomic, within))
+    return;
   // An end that may raise (a division by a parameter) is evaluated once in front of its loop,
   // as the IR means: in the loop's condition the error bit it may set keeps the compiler from
   // hoisting it, and the division ran every iteration (pooling's rows: 15% of the kernel).
@@ -488,7 +491,6 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   within.end_declared = false;
   if (runs_in_lanes(l.plan)) return lanes(b, k, indent, out, before, atomic, end);
   if (before) before(k, indent, out);
-  if (!fill_row_of_.empty() && k + 1 == b.loops.size()) declare_rows(b, indent, out);
   if (l.plan.unroll) out += pad(indent) + "#pragma GCC unroll " + index(l.end) + "\n";
   out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " + end +
          "; ++" + v + ") {\n";
@@ -496,49 +498,47 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   if (k + 1 < b.loops.size()) nest(b, k + 1, indent + 1, out, before, atomic, within);
   statements(b, l, indent + 1, out, atomic);
   out += pad(indent) + "}\n";
-  if (k + 1 == b.loops.size()) row_of_.clear();
 }
 
 // In a border tile's else (LoopPlan::tile_rows), each checked load that reads a row along the
-// innermost loop (ir::reads_row) reads it through a pointer chosen once per row, in front of that
-// loop: the tensor's row where its other axes are in range, else a row of its fill value,
-// declared once in front of the tile (the row's own axis was tested there). The same value as the
-// checked load, element by element, with no test inside the loop, so the compiler keeps the tile
-// in registers.
-template <typename F>
-void KernelWriter::each_row_load(const Block& b, F f) {
+// innermost loop (ir::reads_row) is bound in front of that loop by a test of its row's other
+// axes (its own axis was tested in front of the tile): where they are in range, to the row
+// through a pointer, else to its fill value, each way with a loop of its own (2^n loops for n
+// such loads; register_tiles plans rows for at most 3). The same value as the checked load,
+// element by element, with no test inside the loop, so the compiler keeps the tile in registers.
+// (A pointer chosen between the row and a local row of fills, one loop for both, was vectorized
+// by GCC behind a run-time alias test that sent it to a scalar loop: a border tile of maxpool2d
+// ran 8x slower than an inner one.) Returns false when every row load is bound.
+bool KernelWriter::bind_row(const Block& b, size_t k, int indent, std::string& out,
+                            const Before& before, const std::set<int>& atomic, Within within) {
   const Loop& l = b.loops.back();
+  const ValueNode* row = nullptr;
+  Index start;
   for (auto& s : l.stmts)
     for_each_load(s.value, [&](const ValueNode& n) {
-      Index start;
-      if (n.checked && reads_row(n.index, l.var, &start)) f(n, start);
+      Index first;
+      if (!row && n.checked && !row_of_.count(&n) && reads_row(n.index, l.var, &first)) {
+        row = &n;
+        start = first;
+      }
     });
-}
-
-void KernelWriter::declare_fill_rows(const Block& b, int indent, std::string& out) {
-  int64_t cols = 0;
-  is_const(b.loops.back().end, &cols);
-  each_row_load(b, [&](const ValueNode& n, const Index&) {
-    std::string name = "fill_row_" + std::to_string(rows_declared_++);
-    out += pad(indent) + element_type(p_.tensors[n.tensor].dtype) + " " + name + "[" +
-           std::to_string(cols) + "];\n" + pad(indent) + "for (int64_t i = 0; i < " +
-           std::to_string(cols) + "; ++i) " + name + "[i] = " + literal(n.fill) + ";\n";
-    fill_row_of_[&n] = name;
-  });
-}
-
-void KernelWriter::declare_rows(const Block& b, int indent, std::string& out) {
-  each_row_load(b, [&](const ValueNode& n, const Index& start) {
-    std::string name = "row_" + std::to_string(rows_declared_++);
-    std::vector<Index> other(n.index.begin(), n.index.end() - 1), first = n.index;
-    first.back() = start;
-    std::string test;
-    for (auto& t : axis_tests(n.tensor, other)) test += (test.empty() ? "" : " && ") + t;
-    out += pad(indent) + "const " + element_type(p_.tensors[n.tensor].dtype) + " *" + name + " = " +
-           (test.empty() ? "1" : test) + " ? &" + names_.tensors[n.tensor] + "[" +
-           offset(n.tensor, first) + "] : " + fill_row_of_.at(&n) + ";\n";
-    row_of_[&n] = name + "[" + Names::var(b.loops.back().var) + "]";
-  });
+  if (!row) return false;
+  std::vector<Index> other(row->index.begin(), row->index.end() - 1), first = row->index;
+  first.back() = start;
+  std::string test;
+  for (auto& t : axis_tests(row->tensor, other)) test += (test.empty() ? "" : " && ") + t;
+  const std::string name = "row_" + std::to_string(rows_declared_++);
+  out += pad(indent) + "if (" + (test.empty() ? "1" : test) + ") {\n" + pad(indent + 1) + "const " +
+         element_type(p_.tensors[row->tensor].dtype) + " *" + name + " = &" +
+         names_.tensors[row->tensor] + "[" + offset(row->tensor, first) + "];\n";
+  row_of_[row] = name + "[" + Names::var(l.var) + "]";
+  nest(b, k, indent + 1, out, before, atomic, within);
+  out += pad(indent) + "} else {\n";
+  row_of_[row] = literal(row->fill);
+  nest(b, k, indent + 1, out, before, atomic, within);
+  out += pad(indent) + "}\n";
+  row_of_.erase(row);
+  return true;
 }
 
 bool KernelWriter::runs_in_lanes(const LoopPlan& plan) {

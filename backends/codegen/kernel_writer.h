@@ -117,18 +117,17 @@ class KernelWriter {
             const std::set<int>& atomic, Within within);
   void lanes(const Block& b, size_t k, int indent, std::string& out, const Before& before,
              const std::set<int>& atomic, const std::string& end);
-  template <typename F>
-  void each_row_load(const Block& b, F f);
-  void declare_fill_rows(const Block& b, int indent, std::string& out);
-  void declare_rows(const Block& b, int indent, std::string& out);
+  bool bind_row(const Block& b, size_t k, int indent, std::string& out, const Before& before,
+                const std::set<int>& atomic, Within within);
 
   // What is being written: a register tile's tensor and its element's name in the tile, and
   // whether checked loads are known in range (under a tile's corner test).
   std::pair<int, std::string> tile_{-1, ""};
   bool unchecked_ = false;
-  // In a border tile's else (declare_rows): each checked row load's row of fills, and in the
-  // innermost loop its element through the row's pointer.
-  std::map<const ValueNode*, std::string> fill_row_of_, row_of_;
+  // In a border tile's else (bind_row): there, and what each checked row load bound so far
+  // reads, its element through the row's pointer or its fill value.
+  bool border_rows_ = false;
+  std::map<const ValueNode*, std::string> row_of_;
   int rows_declared_ = 0;
   // In a loop run in lanes by hand: the lane's name; the carried scalars live in arrays.
   std::string lane_;

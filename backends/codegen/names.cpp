@@ -114,8 +114,7 @@ const std::set<std::string>& reserved() {
 }
 
 // Names the generated code derives (v3, c2, e0, f2 are CUDA extents, and what it builds on them:
-// c2_arg, c2_lanes, v3_end, v3_next; x_n1; tile_v4, row_1, fill_row_0) must never be taken by a
-// tensor.
+// c2_arg, c2_lanes, v3_end, v3_next; x_n1; tile_v4, row_1) must never be taken by a tensor.
 bool looks_generated(const std::string& s) {
   auto all_digits = [](const std::string& t) {
     if (t.empty()) return false;
@@ -127,7 +126,7 @@ bool looks_generated(const std::string& s) {
   if ((s[0] == 'v' || s[0] == 'c' || s[0] == 'e' || s[0] == 'f') && digits != 1 &&
       (digits == std::string::npos || s[digits] == '_'))
     return true;
-  for (const char* prefix : {"tile_", "row_", "fill_row_"})
+  for (const char* prefix : {"tile_", "row_"})
     if (s.rfind(prefix, 0) == 0) return true;
   if (s.size() > 4 && s.compare(s.size() - 4, 4, "_arg") == 0) return true;
   size_t n = s.rfind("_n");

@@ -86,10 +86,10 @@ struct LoopPlan {
   // run with the loads unchecked under the test and checked in its else.
   std::vector<std::pair<int, std::vector<Index>>> tile_corners;
   // register_tiles, beside tile_corners: in that test's else (a tile at the border), the checked
-  // loads that read a row along the innermost tile loop (ir::reads_row) take their row from a
-  // pointer chosen once per row, the tensor's row or a row of fills, by a test of their other
-  // axes, when these (a tensor and its last axis at the tile's corners) are in range: the row's
-  // own axis, which the pointer does not test. Where they are not, every load is checked.
+  // loads that read a row along the innermost tile loop (ir::reads_row; at most 3) read it through
+  // a pointer or take their fill, by a test of their other axes once per row, when these (a
+  // tensor and its last axis at the tile's corners) are in range: the row's own axis, which the
+  // pointer does not test. Where they are not, every load is checked.
   std::vector<std::pair<int, Index>> tile_rows;
   // tile_scatters, on the loop within a one-loop tile: the compiler unrolls it fully (`#pragma
   // GCC unroll`). GCC vectorizes such a loop and keeps the tile in memory; unrolled, it stays in

@@ -30,9 +30,10 @@
 // that also kept the tile on the stack (conv2d's weight gradient ran 8 of its 9 window positions
 // so). Where the checked loads read rows along the innermost tile loop (ir::reads_row: pooling's
 // and the weight gradient's x along the channels), the else tests, at the same corners, only
-// those rows' own axis (LoopPlan::tile_rows); where it holds, each row is read through a pointer
-// chosen once per row by a test of its other axes, the tensor's row or a row of the load's fill:
-// the same values, a tile in registers. Where it does not, the loads are checked per element.
+// those rows' own axis (LoopPlan::tile_rows); where it holds, a test of each row's other axes,
+// once per row, reads it through a pointer or takes the load's fill, each way in a copy of the
+// innermost loop (at most 3 such loads, 8 copies): the same values, a tile in registers. Where it
+// does not, the loads are checked per element.
 #pragma once
 
 #include "uops/ir/program.h"
