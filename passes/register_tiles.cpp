@@ -153,6 +153,23 @@ std::vector<std::pair<int, Index>> row_tests(const Block& b, size_t from) {
   return out;
 }
 
+// Whether a tile around loop k of block bi starts at the program's initial zero: its tensor is
+// not an input, no earlier block writes it (in a row-local run each row keeps the blocks' order,
+// so that holds row by row), and the loops outside k are exclusive (ir::loop_parallelism), so no
+// earlier iteration of the block itself has touched the tile's elements (matmul's tiles of k run
+// outside and revisit them).
+bool first_touch(const Program& p, size_t bi, size_t k) {
+  const Block& b = p.blocks[bi];
+  int target = b.loops.back().stmts[0].tensor;
+  if (p.tensors[size_t(target)].role == Role::input) return false;
+  for (size_t before = 0; before < bi; ++before)
+    if (tensor_sets(p.blocks[before], int(p.tensors.size())).writes[size_t(target)]) return false;
+  std::vector<LoopParallelism> loops = loop_parallelism(p, b);
+  for (size_t x = 0; x < k; ++x)
+    if (!loops[x].exclusive) return false;
+  return true;
+}
+
 // Where to test the tile's corners. A test that would sit right in front of the tile loops, in
 // every iteration of the loops between k and them (a pooling window's kh and kw), makes the two
 // branches share the tile across those loops, and GCC then keeps it on the stack (a load and a
@@ -204,6 +221,7 @@ Program plan_register_tiles(Program p) {
       if (b.loops.back().stmts[0].checked && (test.accesses.empty() || test.at != k)) break;
       auto& planned = p.blocks[bi].loops;
       planned[k].plan.tile = int(b.loops.size() - first);
+      planned[k].plan.tile_from_zero = first_touch(loops, bi, k);
       if (test.accesses.empty()) break;
       planned[test.at].plan.tile_corners = std::move(test.accesses);
       planned[test.at].plan.tile_rows = row_tests(b, test.from);

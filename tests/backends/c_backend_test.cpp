@@ -180,6 +180,28 @@ TEST(CBackend, PoolTilesAreRunsOfChannels) {
             std::string::npos);
 }
 
+// A tile starts at 0 without loading its elements only where they still hold the program's
+// initial zero: depthwise conv2d's and avgpool's (their outputs' first and only writers, over
+// exclusive loops), not matmul's (its reduction tiles revisit them) nor maxpool's (filled with
+// -inf first). The tests above check the values.
+TEST(CBackend, TilesStartFromZeroOnlyAtTheFirstTouch) {
+  for (auto [name, from_zero] : {std::pair{"depthwise_conv2d", true},
+                                 {"avgpool2d", true},
+                                 {"conv2d", true},
+                                 {"matmul", false},
+                                 {"maxpool2d", false}}) {
+    Program p = plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {});
+    int tiles = 0, zero = 0;
+    for (auto& b : p.blocks)
+      for (auto& l : b.loops) {
+        tiles += l.plan.tile > 0;
+        zero += l.plan.tile_from_zero;
+      }
+    EXPECT_GT(tiles, 0) << name;
+    EXPECT_EQ(zero, from_zero ? tiles : 0) << name << "\n" << print(p);
+  }
+}
+
 // The C printer declares names of its own (tile_v4, row_1, v17_end for an end that
 // may raise): a tensor named like one of them is renamed, and the kernel still compiles and
 // agrees with the interpreter.
