@@ -128,7 +128,7 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
   if (plan.simd_math) parts.push_back("simd math");
   if (plan.row_local) parts.push_back("row_local " + std::to_string(plan.row_local));
   if (plan.tile) parts.push_back("tile of the last " + std::to_string(plan.tile) + " loops");
-  if (plan.tile_from_zero) parts.push_back("from zero");
+  if (plan.tile_start) parts.push_back("from " + format_double(*plan.tile_start));
   if (plan.unroll) parts.push_back("unroll");
   if (!plan.tile_corners.empty()) {
     std::string t = "test tile corners";

@@ -234,7 +234,7 @@ class Verifier {
           fail(at + ": SIMD reduction of c" + std::to_string(c.id) +
                ", which this innermost loop does not reduce with " + op_name(c.op));
       }
-      if (plan.tile_from_zero && !plan.tile) fail(at + ": a tile from zero without a tile");
+      if (plan.tile_start && !plan.tile) fail(at + ": a tile's start without a tile");
       int64_t first = 0, end = 0;
       if (plan.unroll && !(is_const(block.loops[k].start, &first) &&
                            is_const(block.loops[k].end, &end) && end - first <= 1024))

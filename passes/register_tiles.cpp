@@ -1,6 +1,7 @@
 #include "uops/passes/register_tiles.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "ir/parallelism.h"
 #include "uops/ir/analysis.h"
@@ -153,21 +154,49 @@ std::vector<std::pair<int, Index>> row_tests(const Block& b, size_t from) {
   return out;
 }
 
-// Whether a tile around loop k of block bi starts at the program's initial zero: its tensor is
-// not an input, no earlier block writes it (in a row-local run each row keeps the blocks' order,
-// so that holds row by row), and the loops outside k are exclusive (ir::loop_parallelism), so no
-// earlier iteration of the block itself has touched the tile's elements (matmul's tiles of k run
-// outside and revisit them).
-bool first_touch(const Program& p, size_t bi, size_t k) {
+// Whether block b only assigns one constant to every element of tensor t (`*value`): one loop
+// per axis over [0, size), the innermost assigning t at exactly the loops' variables.
+bool fills(const Program& p, const Block& b, int t, double* value) {
+  const TensorInfo& info = p.tensors[size_t(t)];
+  if (b.loops.size() != info.shape.size()) return false;
+  for (size_t a = 0; a < b.loops.size(); ++a) {
+    const Loop& l = b.loops[a];
+    int64_t start = -1;
+    if (!is_const(l.start, &start) || start != 0 || !equal(l.end, info.shape[a]) ||
+        !l.carried.empty() || (a + 1 < b.loops.size() && !l.stmts.empty()))
+      return false;
+  }
+  const auto& stmts = b.loops.back().stmts;
+  if (stmts.size() != 1 || stmts[0].kind != StmtKind::assign || stmts[0].tensor != t ||
+      stmts[0].value->kind != ValueKind::Const)
+    return false;
+  for (size_t a = 0; a < b.loops.size(); ++a)
+    if (!equal(stmts[0].index[a], idx::var(b.loops[a].var))) return false;
+  *value = stmts[0].value->constant;
+  return true;
+}
+
+// The value every element of a tile around loop k of block bi holds when it starts, when known:
+// its tensor is not an input and no earlier block writes it (the initial zero) or the only one
+// that does fills it with a constant; and the loops outside k are exclusive
+// (ir::loop_parallelism), so no earlier iteration of the block itself touched the tile's
+// elements (matmul's tiles of k run outside and revisit them). In a row-local run each row keeps
+// the blocks' order, so this holds row by row.
+std::optional<double> tile_start(const Program& p, size_t bi, size_t k) {
   const Block& b = p.blocks[bi];
   int target = b.loops.back().stmts[0].tensor;
-  if (p.tensors[size_t(target)].role == Role::input) return false;
-  for (size_t before = 0; before < bi; ++before)
-    if (tensor_sets(p.blocks[before], int(p.tensors.size())).writes[size_t(target)]) return false;
+  if (p.tensors[size_t(target)].role == Role::input) return std::nullopt;
+  double start = 0.0;
+  bool filled = false;
+  for (size_t before = 0; before < bi; ++before) {
+    if (!tensor_sets(p.blocks[before], int(p.tensors.size())).writes[size_t(target)]) continue;
+    if (filled || !fills(p, p.blocks[before], target, &start)) return std::nullopt;
+    filled = true;
+  }
   std::vector<LoopParallelism> loops = loop_parallelism(p, b);
   for (size_t x = 0; x < k; ++x)
-    if (!loops[x].exclusive) return false;
-  return true;
+    if (!loops[x].exclusive) return std::nullopt;
+  return start;
 }
 
 // Where to test the tile's corners. A test that would sit right in front of the tile loops, in
@@ -221,7 +250,7 @@ Program plan_register_tiles(Program p) {
       if (b.loops.back().stmts[0].checked && (test.accesses.empty() || test.at != k)) break;
       auto& planned = p.blocks[bi].loops;
       planned[k].plan.tile = int(b.loops.size() - first);
-      planned[k].plan.tile_from_zero = first_touch(loops, bi, k);
+      planned[k].plan.tile_start = tile_start(loops, bi, k);
       if (test.accesses.empty()) break;
       planned[test.at].plan.tile_corners = std::move(test.accesses);
       planned[test.at].plan.tile_rows = row_tests(b, test.from);

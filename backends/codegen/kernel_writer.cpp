@@ -466,7 +466,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     std::string element = names_.tensors[s.tensor] + "[" + offset(s.tensor, s.index) + "]";
     out += pad(indent) + "{\n" + pad(indent + 1) + element_type(p_.tensors[s.tensor].dtype) + " " +
            name + dims + ";\n" + pad(indent + 1) + copy + at + " = " +
-           (l.plan.tile_from_zero ? "0" : element) + ";\n";
+           (l.plan.tile_start ? literal(*l.plan.tile_start) : element) + ";\n";
     tile_ = {s.tensor, at};
     within.tile = true;
     nest(b, k, indent + 1, out, before, atomic, within);

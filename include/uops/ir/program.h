@@ -4,6 +4,7 @@
 // runs k's statements. Plain structs with value semantics: passes copy and rebuild them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,10 +82,12 @@ struct LoopPlan {
   // register_tiles: the block's last `tile` loops index a register tile kept across this loop
   // (the elements they accumulate into, held in a local array).
   int tile = 0;
-  // register_tiles, beside tile: no earlier block writes the tile's tensor, which is not an
-  // input, so its elements still hold the program's initial zero: the tile starts at 0 instead
-  // of loading them (a load that missed the cache: a sixth of depthwise conv2d's kernel).
-  bool tile_from_zero = false;
+  // register_tiles, beside tile: the value every element of the tile holds when the tile starts,
+  // when it is known: the program's initial zero (no earlier block writes the tile's tensor,
+  // which is not an input) or the constant of the one earlier block that fills the whole tensor
+  // (maxpool's -inf), with exclusive loops outside the tile. The tile then starts there instead
+  // of loading its elements (a load that missed the cache: a sixth of depthwise conv2d's kernel).
+  std::optional<double> tile_start;
   // register_tiles: in front of this loop, the tile's checked loads are tested at the tile's
   // corners: these accesses (a tensor and an index over loop bounds) are in range, so the loops
   // run with the loads unchecked under the test and checked in its else.
