@@ -112,8 +112,6 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, int64_t row_col
     return;
   }
   const Loop i = b.loops[ii];
-  Block tiled = b;
-  Loop rest_i, rest_j;
   // Rows pay where some load is the same for all of them (B's k, j in matmul; the weights in a
   // convolution): read once, it feeds `rows` operations. Where every load moves with i (a pool's
   // window over x), rows only add registers: the tile is a run of `row_cols` columns, i, j', k...,
@@ -125,20 +123,9 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, int64_t row_col
       for (auto& e : load.index) uses_i |= uses_var(e, i.var);
       shared |= !uses_i;
     });
-  if (!shared) {
-    auto [tj, c] = split_whole_tiles(p, tiled, n - 1, row_cols, &rest_j);
-    if (empty(tj)) {
-      out.push_back(std::move(b));
-      return;
-    }
-    c.stmts = std::move(tiled.loops.back().stmts);
-    tiled.loops.back() = std::move(c);
-    tiled.loops.insert(tiled.loops.begin() + long(ii) + 1, std::move(tj));
-    out.push_back(std::move(tiled));
-    b.loops.back().start = rest_j.start;
-    if (!empty(b.loops.back())) out.push_back(std::move(b));
-    return;
-  }
+  if (!shared) return tile_columns(p, std::move(b), ii + 1, row_cols, false, out);
+  Block tiled = b;
+  Loop rest_i, rest_j;
   // i, k..., j: the whole tiles of i and j first, then the rows left over, then the columns.
   auto [tj, c] = split_whole_tiles(p, tiled, n - 1, cols, &rest_j);
   auto [ti, r] = split_whole_tiles(p, tiled, ii, rows, &rest_i);

@@ -57,25 +57,6 @@ struct Sizes {
   int64_t rows, cols, row_cols;
 };
 
-// An ordered block (prefix, `used` loops, the others, j) over whole tiles of `cols` of j: ...,
-// j' after the used loops, the others, c; then the block over the columns left over.
-void tile_columns(Program& p, Block b, size_t used_end, int64_t cols, std::vector<Block>& out) {
-  Loop rest;
-  Block tiled = b;
-  auto [tj, c] = split_whole_tiles(p, tiled, tiled.loops.size() - 1, cols, &rest);
-  if (empty(tj)) {
-    out.push_back(std::move(b));
-    return;
-  }
-  c.stmts = std::move(tiled.loops.back().stmts);
-  c.plan.unroll = true;  // a one-loop tile (LoopPlan::unroll)
-  tiled.loops.back() = std::move(c);
-  tiled.loops.insert(tiled.loops.begin() + long(used_end), std::move(tj));
-  out.push_back(std::move(tiled));
-  b.loops.back().start = rest.start;
-  if (!empty(b.loops.back())) out.push_back(std::move(b));
-}
-
 void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out) {
   std::vector<bool> ex;
   size_t n = b.loops.size(), first = scatter_from(p, b, &ex);
@@ -117,7 +98,8 @@ void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out
     for (auto& l : *group) ordered.loops.push_back(l.first);
   ordered.loops.push_back(b.loops.back());
   size_t used_end = first + used.size();
-  if (row == used.size()) return tile_columns(p, std::move(ordered), used_end, sizes.row_cols, out);
+  if (row == used.size())
+    return tile_columns(p, std::move(ordered), used_end, sizes.row_cols, true, out);
   // prefix, i', j', the other used loops, the others, r, c over whole tiles of rows x cols; then
   // the rows left over, in tiles of row_cols columns, and the columns left over, untiled.
   size_t ri = first + row;
@@ -126,7 +108,7 @@ void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out
   auto [tj, c] = split_whole_tiles(p, tiled, n - 1, sizes.cols, &rest_j);
   auto [ti, in] = split_whole_tiles(p, tiled, ri, sizes.rows, &rest_i);
   if (empty(ti) || empty(tj))
-    return tile_columns(p, std::move(ordered), used_end, sizes.row_cols, out);
+    return tile_columns(p, std::move(ordered), used_end, sizes.row_cols, true, out);
   c.stmts = std::move(tiled.loops.back().stmts);
   tiled.loops.back() = std::move(c);
   tiled.loops.insert(tiled.loops.end() - 1, std::move(in));
@@ -137,7 +119,7 @@ void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out
   rows.loops[ri].start = rest_i.start;
   columns.loops[ri].end = rest_i.start;
   columns.loops.back().start = rest_j.start;
-  if (!empty(rows.loops[ri])) tile_columns(p, std::move(rows), used_end, sizes.row_cols, out);
+  if (!empty(rows.loops[ri])) tile_columns(p, std::move(rows), used_end, sizes.row_cols, true, out);
   if (!empty(columns.loops[ri]) && !empty(columns.loops.back())) out.push_back(std::move(columns));
 }
 

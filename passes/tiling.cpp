@@ -80,4 +80,22 @@ std::pair<Loop, Loop> split_whole_tiles(Program& p, Block& b, size_t at, int64_t
   return {std::move(tiles), std::move(in)};
 }
 
+void tile_columns(Program& p, Block b, size_t at, int64_t cols, bool unroll,
+                  std::vector<Block>& out) {
+  Loop rest;
+  Block tiled = b;
+  auto [tj, c] = split_whole_tiles(p, tiled, tiled.loops.size() - 1, cols, &rest);
+  if (empty(tj)) {
+    out.push_back(std::move(b));
+    return;
+  }
+  c.stmts = std::move(tiled.loops.back().stmts);
+  c.plan.unroll = unroll;
+  tiled.loops.back() = std::move(c);
+  tiled.loops.insert(tiled.loops.begin() + long(at), std::move(tj));
+  out.push_back(std::move(tiled));
+  b.loops.back().start = rest.start;
+  if (!empty(b.loops.back())) out.push_back(std::move(b));
+}
+
 }  // namespace uops::passes

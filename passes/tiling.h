@@ -28,6 +28,12 @@ Loop split_into_tiles(Program& p, Loop& l, int64_t tile);
 // statements; `rest` gets the loop over the iterations left over. The block keeps the loop in
 // place.
 std::pair<Loop, Loop> split_whole_tiles(Program& p, Block& b, size_t at, int64_t size, Loop* rest);
+// The block over whole runs of `cols` of its last loop j (a one-loop register tile): j' inserted
+// at position `at`, the loop within a run innermost (unrolled when `unroll`, LoopPlan::unroll);
+// then the block over the columns left over, when there are any. Appends what it becomes to
+// `out`: b itself when j holds no whole run.
+void tile_columns(Program& p, Block b, size_t at, int64_t cols, bool unroll,
+                  std::vector<Block>& out);
 // How many whole tiles of `size` l's range holds.
 Index whole_tiles(const Loop& l, int64_t size);
 
