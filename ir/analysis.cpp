@@ -1,6 +1,7 @@
 #include "uops/ir/analysis.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "uops/error.h"
 
@@ -175,6 +176,52 @@ bool LoopRanges::spans_axis(int t, size_t a, const Index& e) const {
   const Loop* l = loop(e->var);
   int64_t c = -1;
   return l && is_const(l->start, &c) && c == 0 && equal(l->end, p_.tensors[t].shape[a]);
+}
+
+namespace {
+
+// Block b assigns one constant to every element of tensor t: one loop per axis over [0, size),
+// the innermost assigning t at exactly the loops' variables, and nothing else.
+bool fills_whole(const Program& p, const Block& b, int t) {
+  const TensorInfo& info = p.tensors[size_t(t)];
+  if (b.loops.size() != info.shape.size()) return false;
+  for (size_t a = 0; a < b.loops.size(); ++a) {
+    const Loop& l = b.loops[a];
+    int64_t start = -1;
+    if (!is_const(l.start, &start) || start != 0 || !equal(l.end, info.shape[a]) ||
+        !l.carried.empty() || (a + 1 < b.loops.size() && !l.stmts.empty()))
+      return false;
+  }
+  const auto& stmts = b.loops.back().stmts;
+  if (stmts.size() != 1 || stmts[0].kind != StmtKind::assign || stmts[0].tensor != t ||
+      stmts[0].value->kind != ValueKind::Const)
+    return false;
+  for (size_t a = 0; a < b.loops.size(); ++a)
+    if (!equal(stmts[0].index[a], idx::var(b.loops[a].var))) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<double> value_at_start(const Program& p, size_t bi, int t) {
+  if (p.tensors[size_t(t)].role == Role::input) return std::nullopt;
+  std::optional<double> written;
+  bool whole = false;
+  for (size_t b = 0; b < bi; ++b) {
+    for (auto& a : block_accesses(p.blocks[b])) {
+      if (a.tensor != t || !a.write) continue;
+      const Stmt& s = p.blocks[b].loops[size_t(a.loop)].stmts[size_t(a.stmt)];
+      if (s.kind != StmtKind::assign || s.value->kind != ValueKind::Const) return std::nullopt;
+      double c = s.value->constant;
+      if (written && (*written != c || std::signbit(*written) != std::signbit(c)))
+        return std::nullopt;
+      written = c;
+    }
+    whole = whole || fills_whole(p, p.blocks[b], t);
+  }
+  if (!written || (*written == 0.0 && !std::signbit(*written))) return 0.0;
+  if (whole) return written;
+  return std::nullopt;
 }
 
 }  // namespace uops::ir

@@ -21,19 +21,10 @@ int count_uses(const Block& b, int carried) {
   return n;
 }
 
-// Whether tensor t is zero when block `bi` starts: outputs and temporaries are zero-filled, and
-// earlier blocks write t nothing but +0 (a gradient's "zero" blocks).
+// Whether tensor t is +0 when block `bi` starts (ir::value_at_start).
 bool starts_zero(const Program& p, size_t bi, int t) {
-  if (p.tensors[t].role == Role::input) return false;
-  for (size_t b = 0; b < bi; ++b)
-    for (auto& a : block_accesses(p.blocks[b])) {
-      if (a.tensor != t || !a.write) continue;
-      const Stmt& s = p.blocks[b].loops[a.loop].stmts[a.stmt];
-      if (s.kind != StmtKind::assign || s.value->kind != ValueKind::Const ||
-          s.value->constant != 0.0 || std::signbit(s.value->constant))
-        return false;
-    }
-  return true;
+  std::optional<double> v = value_at_start(p, bi, t);
+  return v && *v == 0.0 && !std::signbit(*v);
 }
 
 // Consecutive values of `v` read consecutive elements of a's tensor: v on its last axis, alone

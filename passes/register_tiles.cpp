@@ -154,47 +154,16 @@ std::vector<std::pair<int, Index>> row_tests(const Block& b, size_t from) {
   return out;
 }
 
-// Whether block b only assigns one constant to every element of tensor t (`*value`): one loop
-// per axis over [0, size), the innermost assigning t at exactly the loops' variables.
-bool fills(const Program& p, const Block& b, int t, double* value) {
-  const TensorInfo& info = p.tensors[size_t(t)];
-  if (b.loops.size() != info.shape.size()) return false;
-  for (size_t a = 0; a < b.loops.size(); ++a) {
-    const Loop& l = b.loops[a];
-    int64_t start = -1;
-    if (!is_const(l.start, &start) || start != 0 || !equal(l.end, info.shape[a]) ||
-        !l.carried.empty() || (a + 1 < b.loops.size() && !l.stmts.empty()))
-      return false;
-  }
-  const auto& stmts = b.loops.back().stmts;
-  if (stmts.size() != 1 || stmts[0].kind != StmtKind::assign || stmts[0].tensor != t ||
-      stmts[0].value->kind != ValueKind::Const)
-    return false;
-  for (size_t a = 0; a < b.loops.size(); ++a)
-    if (!equal(stmts[0].index[a], idx::var(b.loops[a].var))) return false;
-  *value = stmts[0].value->constant;
-  return true;
-}
-
 // The value every element of a tile around loop k of block bi holds when it starts, when known:
-// its tensor is not an input and no earlier block writes it (the initial zero) or the only one
-// that does fills it with a constant; and the loops outside k are exclusive
-// (ir::loop_parallelism), so no earlier iteration of the block itself touched the tile's
-// elements (matmul's tiles of k run outside and revisit them). In a row-local run each row keeps
-// the blocks' order, so this holds row by row.
+// the value its tensor holds when the block starts (ir::value_at_start), when the loops outside
+// k are exclusive (ir::loop_parallelism), so no earlier iteration of the block itself touched
+// the tile's elements (matmul's tiles of k run outside and revisit them). In a row-local run
+// each row keeps the blocks' order, so this holds row by row.
 std::optional<double> tile_start(const Program& p, size_t bi, size_t k) {
   const Block& b = p.blocks[bi];
-  int target = b.loops.back().stmts[0].tensor;
-  if (p.tensors[size_t(target)].role == Role::input) return std::nullopt;
-  double start = 0.0;
-  bool filled = false;
-  for (size_t before = 0; before < bi; ++before) {
-    if (!tensor_sets(p.blocks[before], int(p.tensors.size())).writes[size_t(target)]) continue;
-    if (filled || !fills(p, p.blocks[before], target, &start)) return std::nullopt;
-    filled = true;
-  }
+  std::optional<double> start = value_at_start(p, bi, b.loops.back().stmts[0].tensor);
   std::vector<LoopParallelism> loops = loop_parallelism(p, b);
-  for (size_t x = 0; x < k; ++x)
+  for (size_t x = 0; start && x < k; ++x)
     if (!loops[x].exclusive) return std::nullopt;
   return start;
 }

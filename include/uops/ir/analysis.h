@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "uops/ir/program.h"
@@ -48,6 +49,13 @@ bool may_raise(const Stmt& s);
 // left side of -), and no other axis uses var. Gives that axis with var = 0 in `start`. A register
 // tile's checked load of such a row tests the other axes once per row (register_tiles.h).
 bool reads_row(const std::vector<Index>& index, int var, Index* start = nullptr);
+
+// The value every element of tensor t holds when block `bi` starts, when one is known: +0, an
+// output's or temporary's initial value, while every earlier write assigns +0 (a gradient's
+// "zero" blocks); or the constant c that every earlier write assigns, when one of those blocks
+// assigns it to the whole tensor (maxpool's -inf, one loop per axis over its size, the element
+// at the loops' variables). None for an input or any other write.
+std::optional<double> value_at_start(const Program& p, size_t bi, int t);
 
 // Each loop variable's loop, over every block of a program (which must outlive it).
 class LoopRanges {
