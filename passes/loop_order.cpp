@@ -74,20 +74,23 @@ Block over_outer_loops(Program& p, const Block& b, size_t k, Stmt stmt) {
   Block out;
   out.origin = b.origin;
   out.loops.assign(b.loops.begin(), b.loops.begin() + long(k) + 1);
-  for (auto& l : out.loops) l.stmts.clear();
+  for (auto& l : out.loops) {
+    l.stmts.clear();
+    l.carried.clear();
+  }
   out.loops.back().stmts.push_back(std::move(stmt));
   fresh_vars(p, out);
   return out;
 }
 
 // Turns the carried sum, max or min owned by loop k with id c into accumulation into its one
-// store, when the conditions of the header hold; returns whether it did. A sum accumulates into
-// y's zeros; a max or min into y set to the carried scalar's identity by `prologue`, a block over
-// the loops up to k, so each element receives identity, v0, v1, ... as the scalar did. A store of
+// store, when the conditions of the header hold; returns whether it did. y is set to the carried
+// scalar's identity by `prologue`, a block over the loops up to k, so each element receives
+// identity, v0, v1, ... as the scalar did. A store of
 // more than the reduction (`y = c + b[j]`, a linear layer's bias) keeps that rest in `epilogue`,
 // a block over the same loops that rewrites y[idx] from the value it then holds: y = y + b[j],
 // the same operations.
-bool accumulate_directly(Program& p, size_t bi, Block& b, size_t k, const Carried& carried,
+bool accumulate_directly(Program& p, Block& b, size_t k, const Carried& carried,
                          std::vector<Block>* prologue, std::vector<Block>* epilogue) {
   const int c = carried.id;
   Loop& owner = b.loops[k];
@@ -96,8 +99,7 @@ bool accumulate_directly(Program& p, size_t bi, Block& b, size_t k, const Carrie
   });
   if (store == owner.stmts.end() || count_uses(b, c) != 1 || may_raise(*store)) return false;
   int y = store->tensor;
-  const bool from_zero = carried.op == ReduceOp::sum;
-  if (p.tensors[y].dtype != p.value_type() || (from_zero && !starts_zero(p, bi, y))) return false;
+  if (p.tensors[y].dtype != p.value_type()) return false;
   TensorSets sets = tensor_sets(b, int(p.tensors.size()));
   for (auto& a : block_accesses(b))
     if (a.tensor == y && !(a.write && a.loop == int(k))) return false;
@@ -134,11 +136,9 @@ bool accumulate_directly(Program& p, size_t bi, Block& b, size_t k, const Carrie
         s.op = carried.op;
         s.carried = -1;
       }
-  if (!from_zero) {
-    Stmt init = target;
-    init.value = val::constant(reduce_identity(carried.op));
-    prologue->push_back(over_outer_loops(p, b, k, std::move(init)));
-  }
+  Stmt init = target;
+  init.value = val::constant(reduce_identity(carried.op));
+  prologue->push_back(over_outer_loops(p, b, k, std::move(init)));
   if (!rest) return true;
   Value reduced = val::load(y, target.index, 0.0, target.checked);
   target.value = rewrite(target.value, [&](const Value& v) -> Value {
@@ -446,7 +446,7 @@ Program order_loops(Program p) {
       std::vector<Carried> owned = b.loops[k].carried;
       for (auto& c : owned)
         if (c.op == ReduceOp::sum || c.op == ReduceOp::max || c.op == ReduceOp::min)
-          accumulate_directly(p, bi, b, k, c, &prologues, &epilogues);
+          accumulate_directly(p, b, k, c, &prologues, &epilogues);
     }
     size_t packs = reorder(p, bi, std::move(b));
     if (packs == kKept) {
@@ -454,8 +454,11 @@ Program order_loops(Program p) {
       to_dot_products(p, bi);
       continue;
     }
+    // The prologues go right before the block, after its packs: a run of blocks may then share
+    // their outer loops (row_local_runs.h).
+    bi += packs;
     p.blocks.insert(p.blocks.begin() + long(bi), prologues.begin(), prologues.end());
-    bi += packs + prologues.size();
+    bi += prologues.size();
     p.blocks.insert(p.blocks.begin() + long(bi) + 1, epilogues.begin(), epilogues.end());
     bi += epilogues.size();
   }

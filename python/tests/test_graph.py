@@ -56,7 +56,7 @@ def test_lower_without_outputs_is_an_error():
 def test_optimize_dumps_after_a_pass_and_refuses_an_unknown_one():
     dump = io.StringIO()
     p = uops.optimize(uops.lower(matmul_graph()), dump_after="all", dump=dump, verify=True)
-    assert p.blocks == 1  # one loop nest, no temporaries
+    assert p.blocks == 2  # the zeros, one loop nest, no temporaries
     uops.plan_cpu(p, dump_after="all", dump=dump, verify=True)
     for name in uops.pass_names():
         assert name in dump.getvalue()

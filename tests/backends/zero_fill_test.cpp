@@ -42,6 +42,20 @@ TEST(ZeroFill, PaddedAndReducedOutputsKeepTheirZero) {
   EXPECT_EQ(zero_fill_of(p, {"sum"}), std::vector<bool>{true});
 }
 
+// Sums accumulated into their outputs (matmul, conv2d, the pools) start from zeros a block of the
+// program writes (loop_order.h), so no backend fills them again.
+TEST(ZeroFill, AccumulationsStartFromTheirOwnZeros) {
+  for (const char* name : {"matmul", "conv2d", "avgpool2d", "depthwise_conv2d", "maxpool2d"}) {
+    const OpDef& op = find_op(name);
+    Program p = optimize(forward_program(op, DType::f32));
+    std::vector<bool> zero = codegen::needs_zero_fill(p);
+    for (size_t t = 0; t < p.tensors.size(); ++t) {
+      if (p.tensors[t].role != Role::output) continue;
+      EXPECT_FALSE(zero[t]) << name << " " << p.tensors[t].name;
+    }
+  }
+}
+
 TEST(ZeroFill, ALoopOverAnotherExtentKeepsTheZero) {
   // y[i] = x[i, j] for every j: if the j range is empty, y is never written and must read 0.
   Graph g;

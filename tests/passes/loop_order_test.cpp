@@ -46,8 +46,13 @@ const TensorMap& column_input() {
 
 TEST(LoopOrder, ColumnSumsAccumulateRowByRow) {
   Program p = column_sums(), q = order_loops(p);
+  ASSERT_EQ(q.blocks.size(), 2u) << print(q);
   EXPECT_EQ(print_block(q, q.blocks[0], 0),
             "block 0: reduce sum\n"
+            "  for v2 in [0, x.1):\n"
+            "    y?[0, v2] = 0\n");
+  EXPECT_EQ(print_block(q, q.blocks[1], 1),
+            "block 1: reduce sum\n"
             "  for v1 in [0, x.0):\n"
             "    for v0 in [0, x.1):\n"
             "      y?[0, v0] sum= x?[v1, v0]\n")
@@ -135,31 +140,34 @@ TEST(LoopOrder, MaximumIntoAnOutputWrittenBeforeConverts) {
   expect_same_bits(p, q, awkward_columns());
 }
 
-// A mean stores more than its sum (y = c / n): y accumulates the sum row by row, and a block
-// after it divides, the same operations on the same values.
+// A mean stores more than its sum (y = c / n): y, zeroed by a block before it, accumulates the
+// sum row by row, and a block after it divides, the same operations on the same values.
 TEST(LoopOrder, StoreOfMoreThanTheSumDividesAfterwards) {
   Program p = column_sums(ReduceOp::mean), q = order_loops(p);
   EXPECT_EQ(print(q),
             "tensor x f32 [x.0, x.1] input\n"
             "tensor y f32 [1, x.1] output\n"
             "block 0: reduce mean\n"
+            "  for v2 in [0, x.1):\n"
+            "    y?[0, v2] = 0\n"
+            "block 1: reduce mean\n"
             "  for v1 in [0, x.0):\n"
             "    for v0 in [0, x.1):\n"
             "      y?[0, v0] sum= x?[v1, v0]\n"
-            "block 1: reduce mean\n"
-            "  for v2 in [0, x.1):\n"
-            "    y?[0, v2] = (y?[0, v2] / idx(x.0))\n");
+            "block 2: reduce mean\n"
+            "  for v3 in [0, x.1):\n"
+            "    y?[0, v3] = (y?[0, v3] / idx(x.0))\n");
   expect_bitwise(p, q, column_input());
 }
 
-// A second copy of the block finds y already written: it must keep its carried sum (adding
-// into y would double it); the first copy still converts.
-TEST(LoopOrder, OutputWrittenBeforeStays) {
+// A second copy of the block finds y already written: its zeros overwrite it (as the original
+// store did) before it adds into y, so both copies convert and the sums do not double.
+TEST(LoopOrder, SumIntoAnOutputWrittenBeforeConverts) {
   Program p = column_sums();
   p.blocks.push_back(p.blocks[0]);
   Program q = order_loops(p);
-  EXPECT_TRUE(q.blocks[0].loops[0].carried.empty()) << print(q);
-  EXPECT_EQ(print_block(q, q.blocks[1], 1), print_block(p, p.blocks[1], 1));
+  EXPECT_EQ(q.blocks.size(), 4u) << print(q);
+  for (const Block& b : q.blocks) EXPECT_TRUE(b.loops[0].carried.empty()) << print(q);
   expect_bitwise(p, q, column_input());
 }
 
@@ -191,7 +199,7 @@ TEST(LoopOrder, OutputReadInTheBlockStays) {
 TEST(LoopOrder, ReadOfAnotherElementBlocksReordering) {
   Program p = column_sums();
   Program q = order_loops(p);
-  Block unordered = q.blocks[0];
+  Block unordered = q.blocks[1];  // after the zeros
   std::swap(unordered.loops[0], unordered.loops[1]);
   std::swap(unordered.loops[0].stmts, unordered.loops[1].stmts);
   p.blocks = {unordered};
@@ -220,12 +228,12 @@ TEST(LoopOrder, StridedOperandReadManyTimesIsPacked) {
   g.output("y", g.reindex(g.reduce(ReduceOp::sum, {3}, xw), {"dA0", "dA1", "dA2"},
                           {"i0", "i1", "i2", "0"}));
   Program p = lower(g), q = optimize(p, {true});
-  ASSERT_EQ(q.blocks.size(), 2u) << print(q);
+  ASSERT_EQ(q.blocks.size(), 3u) << print(q);  // the packing, y's zeros, the product
   EXPECT_EQ(print_block(q, q.blocks[0], 0).substr(0, 17), "block 0: pack w\n ") << print(q);
   int packed = q.find_tensor("w_packed");
   ASSERT_GE(packed, 0) << print(q);
   EXPECT_EQ(q.tensors[packed].role, Role::temporary);
-  const Block& b = q.blocks[1];
+  const Block& b = q.blocks[2];
   EXPECT_EQ(b.loops.back().stmts[0].kind, StmtKind::accumulate) << print(q);
   bool read = false;
   for_each_load(b.loops.back().stmts[0].value, [&](const ValueNode& n) {

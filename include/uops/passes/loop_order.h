@@ -1,14 +1,14 @@
 // Loop ordering for reductions into tensors. Runs after fusion and substitution.
 //
-// First, a sum carried scalar whose only use is `y[idx] = c` in its owner loop becomes direct
-// accumulation `y[idx] sum= v` where it was reduced, when y provably holds zeros on entry (an
-// output or temporary, which start zero-filled, that earlier blocks write only +0), y has the
-// program's
-// value type, nothing else in the block touches y, and idx tells the owner loop's iterations and
-// all outer ones apart. Then y receives 0 + v0 + v1 + ... in the same order: bit-exact. A carried
-// max or min converts the same way into `y[idx] max= v`, without the zeros: a block put before it
-// sets y[idx] to the scalar's identity (-inf for a max), so each element again sees the scalar's
-// steps in its order (maxpool's window loops then run outside the channels, which vectorize). A
+// First, a sum, max or min carried scalar whose only use is `y[idx] = c` in its owner loop
+// becomes direct accumulation `y[idx] sum= v` (max=, min=) where it was reduced, when y has the
+// program's value type, nothing else in the block touches y, and idx tells the owner loop's
+// iterations and all outer ones apart. A block put before it sets y[idx] to the scalar's identity
+// (0 for a sum, -inf for a max), so each element receives identity + v0 + v1 + ... in the same
+// order: bit-exact, whatever y held before (the original store overwrote it too). The zeros are
+// then the program's own, not the backend's fill of a fresh output: the C backend runs them inside
+// the kernel, on its threads, and a register tile starts from them without loading
+// (register_tiles.h); a pool's window loops then run outside the channels, which vectorize. A
 // store of more than the sum, `y[idx] = f(c)` (a bias added, a mean's division) where f reads
 // nothing the block writes and cannot raise, accumulates the same way and leaves `y[idx] =
 // f(y[idx])` to a block after it over the owner loop and those outside it: the same operations on
