@@ -7,7 +7,8 @@ namespace uops::passes {
 
 using namespace ir;
 
-// The iterations of loops [depth, end) of b, leaving out loops whose bounds use variables.
+// The iterations of loops [depth, end) of b; a loop whose bounds use variables counts as the
+// tile it runs over (at most c for [s, min(e, s + c))), any other as once.
 Index work_from(const Block& b, size_t depth);
 // Sets how a team runs a parallel loop of `work` iterations in all (team, team_if or serial,
 // by kParallelThreshold) and whether it reports errors.

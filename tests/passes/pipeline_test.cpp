@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "passes/threads.h"
+#include "passes/tiling.h"
 #include "support/random_graph.h"
 #include "uops/ir/printer.h"
 #include "uops/ops/op_gradient.h"
@@ -45,6 +47,22 @@ TEST(Pipeline, DumpsAndNamesPasses) {
 
 // The C backend's passes (plan_cpu): each one can be dumped and shows the plans it decided, and
 // the verifier passes after each on every op's programs.
+// A team's work counts a loop over one tile ([s, min(e, s + 128)), tile_reductions' k) as the
+// tile: counted as once, matmul's 512 rows in tiles of 12 fell under the threshold and ran on one
+// thread.
+TEST(Pipeline, WorkCountsALoopOverOneTileAsTheTile) {
+  using namespace ir;
+  Program p;
+  p.num_vars = 2;
+  Block b;
+  Loop k = passes::counted(0, idx::constant(500)), j = passes::counted(1, idx::constant(32));
+  Loop tiles = passes::split_into_tiles(p, k, 128);
+  b.loops = {tiles, k, j};
+  int64_t work = 0;
+  ASSERT_TRUE(is_const(passes::work_from(b, 0), &work)) << to_string(passes::work_from(b, 0));
+  EXPECT_EQ(work, 4 * 128 * 32);
+}
+
 TEST(Pipeline, CpuPassesShowTheirPlans) {
   Program softmax = optimize(forward_program(find_op("softmax"), DType::f32));
   auto after = [&](const std::string& pass, const CpuTarget& target) {
