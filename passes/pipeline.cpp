@@ -57,7 +57,7 @@ constexpr Pass kPasses[] = {
     {"tile_reductions",
      [](Program p, const CpuTarget&) { return tile_reductions(std::move(p), 128); }},
     {"tile_registers",
-     [](Program p, const CpuTarget&) { return tile_registers(std::move(p), 8, 32, 64); }},
+     [](Program p, const CpuTarget&) { return tile_registers(std::move(p), 12, 8, 32, 64); }},
     {"tile_scatters",
      [](Program p, const CpuTarget& t) { return t.reassociate ? tile_scatters(std::move(p)) : p; }},
     {"tile_copies", [](Program p, const CpuTarget&) { return tile_copies(std::move(p), 16); }},

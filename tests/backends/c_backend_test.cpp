@@ -204,6 +204,27 @@ TEST(CBackend, TilesStartFromWhatTheirElementsHold) {
   }
 }
 
+// matmul's rows, whose range cannot raise, run in tiles of 12, the rows left over in tiles of 8
+// and then 4; conv2d's output pixels, whose range divides by the stride, in tiles of 8 only.
+// Every tile's rows are unrolled (a 12 x 32 tile GCC otherwise kept on the stack).
+TEST(CBackend, RowTilesShrinkOverTheRowsLeftOver) {
+  auto row_tiles = [](const char* name) {
+    Program p = plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {});
+    std::vector<int64_t> rows;
+    for (auto& b : p.blocks)
+      for (size_t k = 0; k < b.loops.size(); ++k) {
+        int64_t n = 0;
+        if (!b.loops[k].plan.tile || b.loops[k].plan.tile < 2) continue;
+        const Loop& r = b.loops[b.loops.size() - 2];
+        EXPECT_TRUE(r.plan.unroll) << name << "\n" << print(p);
+        if (is_const(r.end, &n)) rows.push_back(n);
+      }
+    return rows;
+  };
+  EXPECT_EQ(row_tiles("matmul"), (std::vector<int64_t>{12, 8, 4}));
+  EXPECT_EQ(row_tiles("conv2d"), (std::vector<int64_t>{8}));
+}
+
 // The C printer declares names of its own (tile_v4, row_1, v17_end for an end that
 // may raise): a tensor named like one of them is renamed, and the kernel still compiles and
 // agrees with the interpreter.
@@ -463,7 +484,7 @@ TEST(CBackend, TiledContractionsAndGradientsMatchExactly) {
         !std::set<std::string>{"matmul", "batched_matmul", "linear", "conv2d", "depthwise_conv2d"}
              .count(op))
       continue;
-    Program t = tile_registers(tile_reductions(tile_dots(c.program, 2, 3), 2), 2, 3, 4);
+    Program t = tile_registers(tile_reductions(tile_dots(c.program, 2, 3), 2), 6, 2, 3, 4);
     if (print(t) == print(c.program)) continue;
     registers += emit_c(t).find("tile_v") != std::string::npos;
     grads += c.label.find("grad") != std::string::npos;

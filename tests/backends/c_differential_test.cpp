@@ -97,7 +97,7 @@ TEST(CDifferential, RegisterTilesMatchInterpreter) {
     o.contractions = seed % 2 == 1;
     RandomCase c = random_case(seed, o);
     Program p = optimize(lower(c.graph));
-    Program t = tile_copies(tile_registers(tile_reductions(tile_dots(p, 2, 3), 2), 2, 3, 4), 2);
+    Program t = tile_copies(tile_registers(tile_reductions(tile_dots(p, 2, 3), 2), 6, 2, 3, 4), 2);
     std::string src = emit_c(t);
     if (src.find("tile_v") == std::string::npos && print(t) == print(p)) continue;
     guarded += src.find("if (in_range(") != std::string::npos;

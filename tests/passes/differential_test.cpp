@@ -130,7 +130,7 @@ TEST(Differential, RegisterTilesMatchExactly) {
   int n = trials(2000);
   int tiled = check_exact(
       n, [](const Program& q, uint64_t seed) { return seed % 2 ? tile_reductions(q, 2) : q; },
-      [](const Program& q) { return tile_registers(q, 2, 3, 4); });
+      [](const Program& q) { return tile_registers(q, 6, 2, 3, 4); });
   EXPECT_GE(tiled, n / 400) << "too few random programs have a contraction to tile";
 }
 

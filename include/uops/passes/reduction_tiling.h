@@ -20,7 +20,9 @@
 // tiles above, may bound them: matmul's i, k, j; conv2d's output pixels, kh, kw, input channels,
 // output channels once loop ordering packed its weights) becomes i', j', k..., r, c with
 // i = i.start + i' * rows + r and j = j.start + j' * cols + c over the whole tiles, then the
-// original block over the rows left over and over the columns left over. The inner loops r and c
+// original block over the rows left over (tiled again with 4 fewer rows, down to 4, where i's
+// range cannot raise; where it can, `raising_rows` rows and no second tiling: see
+// reduction_tiling.cpp) and over the columns left over. The inner loops r and c
 // have constant ranges, so the C backend keeps the rows x cols elements they accumulate into in
 // registers across k... (codegen::KernelWriter::register_tiles), and each load of A feeds `cols`
 // multiply-adds and each of B `rows`. Where every load moves with i (a pool's window over x),
@@ -39,6 +41,7 @@
 namespace uops {
 
 Program tile_reductions(Program p, int64_t tile = 128);
-Program tile_registers(Program p, int64_t rows = 8, int64_t cols = 32, int64_t row_cols = 64);
+Program tile_registers(Program p, int64_t rows = 12, int64_t raising_rows = 8, int64_t cols = 32,
+                       int64_t row_cols = 64);
 
 }  // namespace uops
