@@ -89,7 +89,9 @@ namespace {
 // (conv2d's output pixels divide by the stride), `raising_rows` rows and the rows left over are
 // not tiled again: their start, in their indices, would repeat i's end, and a division the
 // compiler cannot hoist made such tiles slower than none. Elsewhere `rows`, and the rows left
-// over again in tiles of 4 fewer, down to 4 (matmul's 512 rows: 42 tiles of 12, one of 8).
+// over again in tiles of 4 (matmul's 512 rows: 42 tiles of 12, then 2 of 4). Each level is more
+// code to compile: conv2d's weight gradient compiled in 0.37 s with tiles of 8 alone, 0.84 with
+// 12 and 4, 1.25 with 12, 8 and 4.
 void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t cols,
                 int64_t row_cols, std::vector<Block>& out) {
   size_t n = b.loops.size();
@@ -162,7 +164,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   out.push_back(std::move(tiled));
   if (!empty(rest_rows.loops[ii]) && !empty(rest_rows.loops[n - 1])) {
     if (!raises && rows > 4)
-      tile_block(p, std::move(rest_rows), rows - 4, raising_rows, cols, row_cols, out);
+      tile_block(p, std::move(rest_rows), 4, raising_rows, cols, row_cols, out);
     else
       out.push_back(std::move(rest_rows));
   }

@@ -20,7 +20,7 @@
 // tiles above, may bound them: matmul's i, k, j; conv2d's output pixels, kh, kw, input channels,
 // output channels once loop ordering packed its weights) becomes i', j', k..., r, c with
 // i = i.start + i' * rows + r and j = j.start + j' * cols + c over the whole tiles, then the
-// original block over the rows left over (tiled again with 4 fewer rows, down to 4, where i's
+// original block over the rows left over (tiled again in tiles of 4 rows where i's
 // range cannot raise; where it can, `raising_rows` rows and no second tiling: see
 // reduction_tiling.cpp) and over the columns left over. The inner loops r and c
 // have constant ranges, so the C backend keeps the rows x cols elements they accumulate into in
