@@ -1,24 +1,10 @@
 #include "passes/threads.h"
 
+#include "passes/tiling.h"
 #include "uops/ir/analysis.h"
 #include "uops/passes/parallel_loops.h"
 
 namespace uops::passes {
-
-namespace {
-
-// A loop over one tile, [s, min(e, s + c)) (split_into_tiles), runs at most c times.
-int64_t tile_extent(const Loop& l) {
-  int64_t c = 0;
-  if (l.end->kind == IndexKind::Min)
-    for (const Index& bound : {l.end->a, l.end->b})
-      if (bound->kind == IndexKind::Add && equal(bound->a, l.start) && is_const(bound->b, &c) &&
-          c > 0)
-        return c;
-  return 0;
-}
-
-}  // namespace
 
 Index work_from(const Block& b, size_t depth) {
   Index work = idx::constant(1);
@@ -26,7 +12,7 @@ Index work_from(const Block& b, size_t depth) {
     const Loop& l = b.loops[k];
     if (!bounds_use_vars(l)) {
       work = idx::mul(work, idx::sub(l.end, l.start));
-    } else if (int64_t c = tile_extent(l)) {
+    } else if (int64_t c = one_tile_extent(l)) {
       work = idx::mul(work, idx::constant(c));
     }
   }

@@ -215,9 +215,9 @@ TEST(CBackend, RowTilesShrinkOverTheRowsLeftOver) {
     std::vector<int64_t> rows;
     for (auto& b : p.blocks)
       for (size_t k = 0; k < b.loops.size(); ++k) {
-        int64_t n = 0;
-        if (!b.loops[k].plan.tile || b.loops[k].plan.tile < 2) continue;
+        if (b.loops[k].plan.tile < 2) continue;  // a row tile: rows, then columns
         const Loop& r = b.loops[b.loops.size() - 2];
+        int64_t n = 0;
         EXPECT_TRUE(r.plan.unroll) << name << "\n" << print(p);
         if (is_const(r.end, &n)) rows.push_back(n);
       }
