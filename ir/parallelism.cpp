@@ -176,6 +176,16 @@ bool share_outer_loop(const std::vector<const Block*>& blocks) {
   return true;
 }
 
+bool stays_with_threads(const Block& b, size_t k) {
+  for (size_t o = 0; o < k; ++o)
+    if (b.loops[o].is_pivot()) return false;
+  const Loop& l = b.loops[k];
+  if (bounds_use_vars(l) || uses_data(l.start) || uses_data(l.end)) return false;
+  for (auto& [t, as] : region_accesses(b, 0))
+    if (written(as) && !split_by(as, l.var, b, 0)) return false;
+  return true;
+}
+
 std::set<int> colliding_tensors(const Program&, const Block& b, int depth) {
   std::set<int> out;
   for (auto& [t, as] : region_accesses(b, 0)) {

@@ -38,6 +38,14 @@ bool exclusive(const std::vector<Access>& accesses, const std::vector<bool>& wri
 // are independent (the loop may also run in parallel), and for each i the blocks keep their order.
 bool share_outer_loop(const std::vector<const Block*>& blocks);
 
+// Whether parallel loop k of b may run, on a team started in front of the block, as one
+// worksharing loop per iteration of the loops outside it with no thread waiting at its end: those
+// loops hold no statements or carried scalars (every thread runs them), loop k's bounds use no
+// variable or data (it runs the same iterations in each), and different values of its variable
+// touch different written elements whatever the outer loops' iterations. A static schedule gives
+// a thread the same iterations of loop k each time, so no thread touches another's elements.
+bool stays_with_threads(const Block& b, size_t k);
+
 // Tensors whose accumulations may collide when loops [0, depth) all run concurrently.
 std::set<int> colliding_tensors(const Program& p, const Block& b, int depth);
 

@@ -120,6 +120,7 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
     parts.push_back(t);
   }
   if (plan.single) parts.push_back("single");
+  if (plan.nowait) parts.push_back("nowait");
   if (!plan.simd.empty()) {
     std::string t = "simd";
     for (const Carried& c : plan.simd) t += " c" + std::to_string(c.id) + " " + op_name(c.op);

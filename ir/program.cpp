@@ -76,9 +76,10 @@ bool same(const std::vector<Index>& a, const std::vector<Index>& b) {
 
 bool same(const LoopPlan& a, const LoopPlan& b) {
   return a.threads == b.threads && a.collapse == b.collapse && equal(a.work, b.work) &&
-         a.reports_errors == b.reports_errors && a.single == b.single && a.simd == b.simd &&
-         a.simd_math == b.simd_math && a.row_local == b.row_local && a.tile == b.tile &&
-         a.unroll == b.unroll && a.tile_start == b.tile_start && a.empty_test == b.empty_test &&
+         a.reports_errors == b.reports_errors && a.single == b.single && a.nowait == b.nowait &&
+         a.simd == b.simd && a.simd_math == b.simd_math && a.row_local == b.row_local &&
+         a.tile == b.tile && a.unroll == b.unroll && a.tile_start == b.tile_start &&
+         a.empty_test == b.empty_test &&
          all_same(
              a.tile_corners, b.tile_corners,
              [](auto& x, auto& y) { return x.first == y.first && same(x.second, y.second); }) &&

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/parallelism.h"
 #include "uops/error.h"
 #include "uops/ir/analysis.h"
 #include "uops/ir/printer.h"
@@ -224,6 +225,10 @@ class Verifier {
       if (plan.reports_errors && plan.threads != LoopPlan::Threads::team &&
           plan.threads != LoopPlan::Threads::team_if)
         fail(at + " reports errors without a team");
+      if (plan.nowait &&
+          (plan.threads == LoopPlan::Threads::none || plan.threads == LoopPlan::Threads::serial ||
+           !stays_with_threads(block, k)))
+        fail(at + " does not wait for its threads, which may touch each other's elements");
       if (k > 0 && (plan.single || plan.row_local))
         fail(at + ": single and row_local belong to a block's outer loop");
       for (const Carried& c : plan.simd) {

@@ -23,24 +23,32 @@ std::string elements(KernelWriter& w, int t) {
   return w.index(n);
 }
 
-// The OpenMP pragma for a parallel loop's plan, or none (parallel_loops.h).
+bool starts_team(const LoopPlan& plan) {
+  return plan.threads == LoopPlan::Threads::team || plan.threads == LoopPlan::Threads::team_if;
+}
+
+// The clauses of the team a parallel loop's plan starts: its threads, its condition, and what
+// its threads reduce.
+std::string team_clauses(const LoopPlan& plan, KernelWriter& w) {
+  std::string clauses = " num_threads(threads)";
+  if (plan.work)
+    clauses += " if(" + w.index(plan.work) + " >= " + std::to_string(kParallelThreshold) + ")";
+  if (plan.reports_errors) clauses += " reduction(|:err)";
+  for (int t : plan.thread_copies)
+    clauses += " reduction(+:" + w.names().tensors[size_t(t)] + "[0:" + elements(w, t) + "])";
+  return clauses;
+}
+
+// The OpenMP pragma for a parallel loop's plan, or none (parallel_loops.h). A team's loop that
+// does not wait takes its share of the team started in front of its block (block()).
 std::string parallel_pragma(const LoopPlan& plan, KernelWriter& w) {
   std::string clauses = plan.collapse == 2 ? " collapse(2)" : "";
-  switch (plan.threads) {
-    case LoopPlan::Threads::worksharing:
-      return "#ifdef _OPENMP\n#pragma omp for" + clauses + " schedule(static) nowait\n#endif\n";
-    case LoopPlan::Threads::team:
-    case LoopPlan::Threads::team_if:
-      clauses += " schedule(static) num_threads(threads)";
-      if (plan.work)
-        clauses += " if(" + w.index(plan.work) + " >= " + std::to_string(kParallelThreshold) + ")";
-      if (plan.reports_errors) clauses += " reduction(|:err)";
-      for (int t : plan.thread_copies)
-        clauses += " reduction(+:" + w.names().tensors[size_t(t)] + "[0:" + elements(w, t) + "])";
-      return "#ifdef _OPENMP\n#pragma omp parallel for" + clauses + "\n#endif\n";
-    default:
-      return "";
-  }
+  if (plan.threads == LoopPlan::Threads::worksharing || (starts_team(plan) && plan.nowait))
+    return "#ifdef _OPENMP\n#pragma omp for" + clauses + " schedule(static)" +
+           (plan.nowait ? " nowait" : "") + "\n#endif\n";
+  if (!starts_team(plan)) return "";
+  return "#ifdef _OPENMP\n#pragma omp parallel for" + clauses + " schedule(static)" +
+         team_clauses(plan, w) + "\n#endif\n";
 }
 
 // The `omp simd` pragma for a loop's SIMD reductions or SIMD math (simd_reductions.h), or none.
@@ -102,7 +110,12 @@ std::string block(const Block& b, KernelWriter& w) {
     w.loop(b, 0, indent, nest, [&](size_t k, int in, std::string& out) {
       out += k == parallel ? parallel_pragma(b.loops[k].plan, w) : simd_pragma(b.loops[k].plan, in);
     });
-    return nest;
+    if (parallel == b.loops.size() || !starts_team(b.loops[parallel].plan) ||
+        !b.loops[parallel].plan.nowait)
+      return nest;
+    // Every thread of the team runs the loops outside the parallel one.
+    return "#ifdef _OPENMP\n#pragma omp parallel" + team_clauses(b.loops[parallel].plan, w) +
+           "\n#endif\n" + pad(indent) + "{\n" + nest + pad(indent) + "}\n";
   };
   size_t parallel = b.loops.size();
   for (size_t k = copies.empty() ? 0 : 1; k < b.loops.size() && parallel == b.loops.size(); ++k)
@@ -130,10 +143,6 @@ std::string block(const Block& b, KernelWriter& w) {
   return nest;
 }
 
-bool starts_team(const Loop& l) {
-  return l.plan.threads == LoopPlan::Threads::team || l.plan.threads == LoopPlan::Threads::team_if;
-}
-
 std::string function(const Program& original, const std::string& entry, bool reassociate,
                      bool worksharing, const codegen::Dialect& dialect,
                      std::set<std::string>& helpers, std::set<std::string>& math) {
@@ -144,7 +153,7 @@ std::string function(const Program& original, const std::string& entry, bool rea
   bool any_parallel = false;
   for (size_t bi = 0; bi < p.blocks.size();) {
     const Block& b = p.blocks[bi];
-    for (const Loop& l : b.loops) any_parallel |= starts_team(l);
+    for (const Loop& l : b.loops) any_parallel |= starts_team(l.plan);
     if (size_t run = size_t(b.loops[0].plan.row_local)) {
       body += row_local(p, bi, bi + run + 1, w);
       bi += run + 1;

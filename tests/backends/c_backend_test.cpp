@@ -37,8 +37,9 @@ Graph matmul_graph() {
 }
 
 // Without reassociation bit for bit; with it (the default) the sums run as SIMD reductions.
-// The optimized matmul runs in register tiles of 8 x 32 with rows and columns left over (33 x
-// 65), reduction tiles (300) and, from 2^18 elements, the tiles in parallel (264 x 1000).
+// The optimized matmul runs in register tiles of 12 x 32 with rows and columns left over (33 x
+// 65), reduction tiles (300) and, from 2^18 elements, the tiles in parallel (264 x 1000), on
+// one team across 3 reduction tiles (100 x 260 x 64).
 TEST(CBackend, MatmulMatchesInterpreter) {
   for (Program p : {lower(matmul_graph()), optimize(lower(matmul_graph()))}) {
     CCompileOptions exact, reassociating;
@@ -46,8 +47,13 @@ TEST(CBackend, MatmulMatchesInterpreter) {
     exact.threads = reassociating.threads = 2;
     auto bitwise = compile_c(p, exact), fast = compile_c(p, reassociating);
     EXPECT_EQ(fast->backend(), "c");
-    for (auto [m, k, n] :
-         {std::tuple{2, 3, 2}, {5, 7, 3}, {0, 4, 2}, {33, 1, 65}, {9, 300, 17}, {264, 20, 1000}}) {
+    for (auto [m, k, n] : {std::tuple{2, 3, 2},
+                           {5, 7, 3},
+                           {0, 4, 2},
+                           {33, 1, 65},
+                           {9, 300, 17},
+                           {264, 20, 1000},
+                           {100, 260, 64}}) {
       TensorMap in = testing::random_inputs(p, {{"a", {m, k}}, {"b", {k, n}}}, m * 100 + n);
       TensorMap want = interpret(p, in);
       EXPECT_TRUE(testing::same_outputs(want, bitwise->run(in)));
@@ -225,6 +231,27 @@ TEST(CBackend, RowTilesShrinkOverTheRowsLeftOver) {
   };
   EXPECT_EQ(row_tiles("matmul"), (std::vector<int64_t>{12, 4}));
   EXPECT_EQ(row_tiles("conv2d"), (std::vector<int64_t>{8}));
+}
+
+// matmul's reduction tiles run inside its row tiles' team: one team per block, started in front
+// of the loop over reduction tiles, each thread keeping its rows in every tile (no waiting),
+// rather than a team, and a sleeping worker's wake-up, per reduction tile.
+TEST(CBackend, ReductionTilesShareOneTeam) {
+  Program p = optimize(forward_program(find_op("matmul"), DType::f32));
+  Program planned = plan_cpu(p, {});
+  int inside = 0;
+  for (auto& b : planned.blocks)
+    for (size_t k = 0; k < b.loops.size(); ++k) {
+      if (!b.loops[k].plan.nowait) continue;
+      ++inside;
+      EXPECT_GT(k, 0u) << print(planned);
+      EXPECT_EQ(b.loops[k].plan.threads, LoopPlan::Threads::team_if) << print(planned);
+    }
+  EXPECT_GE(inside, 2) << print(planned);
+  std::string src = emit_c(p);
+  std::regex team(R"(#pragma omp parallel num_threads\(threads\)[^\n]*\n#endif\n *\{\n *for \()");
+  EXPECT_GE(std::distance(std::sregex_iterator(src.begin(), src.end(), team), {}), 2) << src;
+  EXPECT_NE(src.find("#pragma omp for collapse(2) schedule(static) nowait"), std::string::npos);
 }
 
 // The C printer declares names of its own (tile_v4, row_1, v17_end for an end that

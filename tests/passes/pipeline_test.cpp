@@ -84,7 +84,8 @@ TEST(Pipeline, CpuPassesShowTheirPlans) {
   EXPECT_EQ(exact.str().find("simd math"), std::string::npos) << exact.str();
   EXPECT_NE(after("row_local_runs", {}).find("row_local 2"), std::string::npos)
       << after("row_local_runs", {});
-  EXPECT_NE(after("parallel_loops", {true, true}).find("[parallel worksharing]"), std::string::npos)
+  EXPECT_NE(after("parallel_loops", {true, true}).find("[parallel worksharing, nowait]"),
+            std::string::npos)
       << after("parallel_loops", {true, true});
   Program matmul = optimize(forward_program(find_op("matmul"), DType::f32));
   std::ostringstream tiles;

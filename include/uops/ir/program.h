@@ -64,6 +64,12 @@ struct LoopPlan {
   bool reports_errors = false;  // team, team_if: the team or-s the threads' error bits together
   // parallel_loops, worksharing, on the outer loop: one thread of the team runs the block.
   bool single = false;
+  // parallel_loops, on a parallel loop inside other loops, whose iterations stay with their
+  // threads across those loops (ir::stays_with_threads): no thread waits for the others at its
+  // end (`omp for nowait`). A team then starts once, in front of the block, and every thread
+  // runs the loops outside this one, instead of a team per iteration of those loops (matmul's
+  // k tiles: a sleeping worker's wake-up each).
+  bool nowait = false;
   // parallel_loops, on a block's outer loop (threads team or team_if) whose iterations collide
   // only in sums into these tensors: each thread of the team sums into a zeroed copy of them,
   // added into the tensors after the loop (an OpenMP array reduction). The copies live on the

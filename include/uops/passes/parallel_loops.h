@@ -7,7 +7,10 @@
 // its bounds use no loop variable, and the parallel loop holds no statements. Below
 // kParallelThreshold iterations in all a team costs more than it gains: the loop runs on one
 // thread, or on a team only when a size known at run time reaches the threshold. The team reports
-// the threads' error bits when an index expression of the block may raise.
+// the threads' error bits when an index expression of the block may raise. Inside other loops,
+// the parallel loop runs on one team started in front of the block (its work then the block's)
+// where its iterations stay with their threads across those loops (ir::stays_with_threads,
+// LoopPlan::nowait); elsewhere a team starts per iteration of the loops outside it.
 //
 // With reassociation, a block whose outer loop is not exclusive but whose iterations collide
 // only in sums into tensors it never reads or assigns (a column sum, a bias's or a convolution's
@@ -20,7 +23,9 @@
 // `worksharing` plans functions run by every thread of an enclosing team (c_emitter.h): the
 // parallel loop takes a share of the team with no threshold, which needs every thread to run
 // the loops outside it, so those loops must hold no statements; otherwise one thread of the team
-// runs the whole block. Changes no result: only the plans change.
+// runs the whole block. The threads wait for each other at the end of each run of the parallel
+// loop unless its iterations stay with their threads (nowait). Changes no result: only the plans
+// change.
 #pragma once
 
 #include "uops/ir/program.h"
