@@ -50,13 +50,13 @@ Program plan_parallel_loops(Program p, bool worksharing, bool reassociate) {
     if (collapse == 0) {
       b.loops[0].plan.single = worksharing;
     } else if (!worksharing) {
-      // A team in front of the block shares the whole block's work.
+      // A team runs where one run of the loop has the work for it, started once per block when
+      // the loop's iterations stay with their threads.
       LoopPlan& plan = b.loops[depth].plan;
       plan.collapse = collapse;
-      plan.nowait = depth > 0 && stays_with_threads(b, depth);
-      passes::plan_team(plan, passes::work_from(b, plan.nowait ? 0 : depth),
-                        passes::block_may_raise(b));
-      plan.nowait &= plan.threads != LoopPlan::Threads::serial;
+      passes::plan_team(plan, passes::work_from(b, depth), passes::block_may_raise(b));
+      plan.nowait =
+          depth > 0 && plan.threads != LoopPlan::Threads::serial && stays_with_threads(b, depth);
     } else {
       // Every thread of the team runs the loops outside the parallel one.
       bool shared = true;
@@ -68,7 +68,7 @@ Program plan_parallel_loops(Program p, bool worksharing, bool reassociate) {
       b.loops[0].plan.single = !shared;
     }
     // Thread copies where the block's own parallel loop, if any, is an inner one that may run on
-    // one thread (its team forked for each outer iteration or once for the block, when at all).
+    // one thread (its team forked for each outer iteration, when it forks one at all).
     bool inner_team = collapse != 0 && b.loops[depth].plan.threads == LoopPlan::Threads::team;
     if (!reassociate || worksharing || depth == 0 || inner_team) continue;
     LoopPlan& outer = b.loops[0].plan;

@@ -8,9 +8,9 @@
 // kParallelThreshold iterations in all a team costs more than it gains: the loop runs on one
 // thread, or on a team only when a size known at run time reaches the threshold. The team reports
 // the threads' error bits when an index expression of the block may raise. Inside other loops,
-// the parallel loop runs on one team started in front of the block (its work then the block's)
-// where its iterations stay with their threads across those loops (ir::stays_with_threads,
-// LoopPlan::nowait); elsewhere a team starts per iteration of the loops outside it.
+// the parallel loop's team (by the work of one run of the loop) starts once, in front of the
+// block, where its iterations stay with their threads across those loops
+// (ir::stays_with_threads, LoopPlan::nowait); elsewhere once per iteration of those loops.
 //
 // With reassociation, a block whose outer loop is not exclusive but whose iterations collide
 // only in sums into tensors it never reads or assigns (a column sum, a bias's or a convolution's
