@@ -168,10 +168,15 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   Block rest_rows = b, rest_cols = std::move(b);
   rest_rows.loops[ii].start = rest_i.start;
   rest_cols.loops[ii].end = rest_i.start;
-  // The columns left over, in the same rows, in tiles of half as many columns down to 8 (a
-  // vector of 8 lanes): left plain, they accumulated into memory at every k, a chain of loads
-  // and stores (matmul 528^3 ran 30% slower than 512^3, its 16 columns left over 12x slower).
-  for (int64_t width = cols / 2; width >= 16; width /= 2) {
+  // The columns left over, in the same rows, in tiles of 16: left plain, they accumulated into
+  // memory at every k, a chain of loads and stores (matmul 528^3 ran 30% slower than 512^3, its
+  // 16 columns left over 12x slower). Not where a load is checked: such a tile is printed up to
+  // three times (register_tiles.h), and the compile time it costs (depthwise conv2d 0.7 -> 2.0 s)
+  // outweighs a window's few steps of k.
+  bool checked = false;
+  for (auto& s : rest_cols.loops.back().stmts)
+    for_each_load(s.value, [&](const ValueNode& load) { checked |= load.checked; });
+  for (int64_t width = cols / 2; width >= 16 && !checked; width /= 2) {
     Block t = rest_cols;
     t.loops[n - 1].start = rest_j.start;
     t.loops[ii].end = i.end;
