@@ -142,10 +142,9 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     --outer;
   // The whole tiles of `width` columns of t (and of its whole row tiles): i', j', k..., r, c.
   // Gives the block, or none when there are none, and the columns and rows left over.
-  Loop rest_i, rest_j;
-  auto tiles = [&](Block t, int64_t width) -> std::optional<Block> {
-    auto [tj, c] = split_whole_tiles(p, t, n - 1, width, &rest_j);
-    auto [ti, r] = split_whole_tiles(p, t, ii, rows, &rest_i);
+  auto tiles = [&](Block t, int64_t width, Loop* rest_j, Loop* rest_i) -> std::optional<Block> {
+    auto [tj, c] = split_whole_tiles(p, t, n - 1, width, rest_j);
+    auto [ti, r] = split_whole_tiles(p, t, ii, rows, rest_i);
     if (empty(ti) || empty(tj)) return std::nullopt;
     c.stmts = std::move(t.loops.back().stmts);
     t.loops.resize(n - 1);
@@ -159,29 +158,31 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     t.loops.push_back(std::move(c));
     return t;
   };
-  std::optional<Block> tiled = tiles(b, cols);
+  Loop rest_i, rest_j;
+  std::optional<Block> tiled = tiles(b, cols, &rest_j, &rest_i);
   if (!tiled) {
     out.push_back(std::move(b));
     return;
   }
   out.push_back(std::move(*tiled));
-  Block rest_rows = b, rest_cols = std::move(b);
-  rest_rows.loops[ii].start = rest_i.start;
-  rest_cols.loops[ii].end = rest_i.start;
   // The columns left over, in the same rows, in tiles of 16: left plain, they accumulated into
   // memory at every k, a chain of loads and stores (matmul 528^3 ran 30% slower than 512^3, its
   // 16 columns left over 12x slower). Not where a load is checked: such a tile is printed up to
   // three times (register_tiles.h), and the compile time it costs (depthwise conv2d 0.7 -> 2.0 s)
   // outweighs a window's few steps of k.
   bool checked = false;
-  for (auto& s : rest_cols.loops.back().stmts)
+  for (auto& s : b.loops.back().stmts)
     for_each_load(s.value, [&](const ValueNode& load) { checked |= load.checked; });
   for (int64_t width = cols / 2; width >= 16 && !checked; width /= 2) {
-    Block t = rest_cols;
+    Block t = b;
     t.loops[n - 1].start = rest_j.start;
-    t.loops[ii].end = i.end;
-    if (auto half = tiles(std::move(t), width)) out.push_back(std::move(*half));
+    Loop same_rows;  // the rows left over, as the first tiles left them
+    if (auto half = tiles(std::move(t), width, &rest_j, &same_rows))
+      out.push_back(std::move(*half));
   }
+  Block rest_rows = b, rest_cols = std::move(b);
+  rest_rows.loops[ii].start = rest_i.start;
+  rest_cols.loops[ii].end = rest_i.start;
   rest_cols.loops[n - 1].start = rest_j.start;
   if (!empty(rest_rows.loops[ii]) && !empty(rest_rows.loops[n - 1])) {
     if (!raises && rows > 4)
