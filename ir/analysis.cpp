@@ -178,10 +178,6 @@ bool LoopRanges::spans_axis(int t, size_t a, const Index& e) const {
   return l && is_const(l->start, &c) && c == 0 && equal(l->end, p_.tensors[t].shape[a]);
 }
 
-namespace {
-
-// Block b assigns one constant to every element of tensor t: one loop per axis over [0, size),
-// the innermost assigning t at exactly the loops' variables, and nothing else.
 bool fills_whole(const Program& p, const Block& b, int t) {
   const TensorInfo& info = p.tensors[size_t(t)];
   if (b.loops.size() != info.shape.size()) return false;
@@ -200,8 +196,6 @@ bool fills_whole(const Program& p, const Block& b, int t) {
     if (!equal(stmts[0].index[a], idx::var(b.loops[a].var))) return false;
   return true;
 }
-
-}  // namespace
 
 std::optional<double> value_at_start(const Program& p, size_t bi, int t) {
   if (p.tensors[size_t(t)].role == Role::input) return std::nullopt;

@@ -217,6 +217,59 @@ TEST(CBackend, TilesStartFromWhatTheirElementsHold) {
   }
 }
 
+// Where a tile starts from the constant a fill wrote and stores its box, the fill of the box is
+// dead: the output's fill keeps only the rows and columns the tiles leave over
+// (fill_trimming.h). Into outputs of NaN, at sizes that leave both over, one of them or neither,
+// with the window across the border, every element is the interpreter's.
+TEST(CBackend, FillsKeepOnlyWhatNoTileStores) {
+  using Shapes = std::map<std::string, std::vector<int64_t>>;
+  struct Case {
+    const char* op;
+    std::vector<std::pair<Shapes, ParamMap>> runs;
+  };
+  const std::vector<Case> cases = {
+      {"depthwise_conv2d",
+       {{{{"x", {1, 5, 19, 37}}, {"w", {3, 3, 37}}}, {{"stride", 1}, {"pad", 1}}},
+        {{{"x", {2, 4, 16, 64}}, {"w", {3, 3, 64}}}, {{"stride", 1}, {"pad", 1}}},
+        {{{"x", {1, 9, 35, 32}}, {"w", {3, 3, 32}}}, {{"stride", 2}, {"pad", 0}}}}},
+      {"avgpool2d",
+       {{{{"x", {2, 7, 9, 70}}}, {{"k", 2}, {"stride", 2}}},
+        {{{"x", {1, 4, 4, 128}}}, {{"k", 3}, {"stride", 1}}}}},
+      {"maxpool2d",
+       {{{{"x", {2, 7, 9, 70}}}, {{"k", 3}, {"stride", 2}, {"pad", 1}}},
+        {{{"x", {1, 6, 6, 64}}}, {{"k", 2}, {"stride", 2}, {"pad", 0}}}}},
+  };
+  for (const Case& c : cases) {
+    Program p = optimize(forward_program(find_op(c.op), DType::f32));
+    Program planned = plan_cpu(p, {});
+    const int y = planned.find_tensor("y");
+    int fills = 0, whole = 0;
+    for (auto& b : planned.blocks) {
+      const auto& stmts = b.loops.back().stmts;
+      if (stmts.size() == 1 && stmts[0].kind == StmtKind::assign && stmts[0].tensor == y &&
+          stmts[0].value->kind == ValueKind::Const) {
+        ++fills;
+        whole += fills_whole(planned, b, y);
+      }
+    }
+    EXPECT_GE(fills, 1) << c.op << "\n" << print(planned);
+    EXPECT_EQ(whole, 0) << c.op << "\n" << print(planned);
+    CCompileOptions exact, fast;
+    exact.reassociate = false;
+    exact.threads = 2;
+    auto bitwise = compile_c(p, exact), reassociating = compile_c(p, fast);
+    for (auto& [shapes, params] : c.runs) {
+      TensorMap in = testing::random_inputs(p, shapes, uint64_t(shapes.at("x")[2]));
+      TensorMap want = interpret(p, in, params);
+      TensorMap got = testing::nan_like(want), quick = testing::nan_like(want);
+      bitwise->run_into(in, got, params);
+      reassociating->run_into(in, quick, params);
+      EXPECT_TRUE(testing::same_outputs(want, got)) << c.op << " " << shapes.at("x")[2];
+      EXPECT_TRUE(testing::same_outputs(want, quick, 1e-5)) << c.op << " " << shapes.at("x")[2];
+    }
+  }
+}
+
 // matmul's rows, whose range cannot raise, run in tiles of 12, the rows left over in tiles of 4;
 // conv2d's output pixels, whose range divides by the stride, in tiles of 8 only. matmul's columns
 // left over run in tiles of 16; conv2d's, whose loads are checked, do not. Every tile's rows are

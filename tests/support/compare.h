@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -31,6 +32,17 @@ inline TensorMap random_inputs(const Program& p,
     in[info.name] = std::move(x);
   }
   return in;
+}
+
+// Tensors shaped like `like`'s, every byte 0xff (NaN for floats): outputs for run_into in
+// which an element the kernel should have written and did not shows.
+inline TensorMap nan_like(const TensorMap& like) {
+  TensorMap out;
+  for (auto& [name, t] : like) {
+    out[name] = Tensor::uninitialized(t.dtype, t.shape);
+    std::fill(out[name].bytes.begin(), out[name].bytes.end(), 0xff);
+  }
+  return out;
 }
 
 // Equal within `tolerance` relative to the larger magnitude (0: bit-exact up to NaN payloads).

@@ -1,0 +1,28 @@
+// fill_trimming (a C backend pass, the last one): a block that fills a tensor with a constant
+// (ir::fills_whole: loop_order's zeros in front of an accumulation, a max's -inf) keeps only the
+// elements that the register tile after it does not store. That is where the first block after
+// the fill to touch the tensor keeps a tile (register_tiles.h) that starts from the fill's
+// constant without loading it (LoopPlan::tile_start), stores every element of a box of the
+// tensor, and is never skipped by an empty range: the fill of the box is dead. The fill becomes
+// one block per side of the box it leaves (at most two per tiled axis: the rows and the columns
+// the tiles leave over, whose blocks accumulate into what it wrote), in its place and in its
+// row-local run.
+//
+// The box: each axis of the tile's index is a loop variable, or t * R + r with t over [0, n) and
+// r over [0, R) (a loop cut into whole tiles, tiling.h), each loop outside the tile on one axis,
+// bounds that use no loop variable. The pieces' new bounds hold no division that y's shape does
+// not (bind() has evaluated those), so they raise nothing the fill did not.
+//
+// The box keeps its old values under the IR's meaning and gets the constant only from the tile's
+// plan, so this runs last, on a program only the C printer reads; needs_zero_fill reads the
+// program before planning, and run() still fills nothing. Depthwise conv2d and the pools wrote
+// their output twice per run (a fill that went out to memory, then the tiles).
+#pragma once
+
+#include "uops/ir/program.h"
+
+namespace uops {
+
+Program plan_fill_trimming(Program p);
+
+}  // namespace uops
