@@ -192,6 +192,33 @@ TileTest tile_test(const LoopRanges& ranges, const Block& b, size_t k, size_t fi
   return {outside.first, k, std::move(outside.second)};
 }
 
+// Whether the tile of block bi, which starts from a known value, streams its stores
+// (register_tiles.h): its tensor is an f32 or f64 output that no later block loads, and the
+// innermost tile loop c runs along the tensor's last axis alone (c plus other terms) over whole
+// cache lines.
+bool streams(const Program& p, size_t bi) {
+  const Block& b = p.blocks[bi];
+  const Stmt& s = b.loops.back().stmts[0];
+  const TensorInfo& info = p.tensors[size_t(s.tensor)];
+  if (info.role != Role::output || (info.dtype != DType::f32 && info.dtype != DType::f64))
+    return false;
+  const Loop& c = b.loops.back();
+  int64_t start = -1, end = 0;
+  if (!is_const(c.start, &start) || start != 0 || !is_const(c.end, &end) ||
+      end * int64_t(dtype_size(info.dtype)) % 64 != 0 || !plus_var(s.index.back(), c.var))
+    return false;
+  for (size_t a = 0; a + 1 < s.index.size(); ++a)
+    if (uses_var(s.index[a], c.var)) return false;
+  for (size_t later = bi + 1; later < p.blocks.size(); ++later)
+    for (auto& l : p.blocks[later].loops)
+      for (auto& st : l.stmts) {
+        bool loads = false;
+        for_each_load(st.value, [&](const ValueNode& n) { loads |= n.tensor == s.tensor; });
+        if (loads) return false;
+      }
+  return true;
+}
+
 }  // namespace
 
 Program plan_register_tiles(Program p) {
@@ -220,6 +247,7 @@ Program plan_register_tiles(Program p) {
       auto& planned = p.blocks[bi].loops;
       planned[k].plan.tile = int(b.loops.size() - first);
       planned[k].plan.tile_start = tile_start(loops, bi, k);
+      planned[k].plan.tile_stream = planned[k].plan.tile_start && from == 1 && streams(loops, bi);
       if (test.accesses.empty()) break;
       planned[test.at].plan.tile_corners = std::move(test.accesses);
       planned[test.at].plan.tile_rows = row_tests(b, test.from);

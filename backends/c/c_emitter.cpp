@@ -94,6 +94,11 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
     w.statements(b, b.loops[0], 3, nest);
     nest += "    }\n";
   }
+  // Streamed tile stores (LoopPlan::tile_stream) are fenced before the thread goes on.
+  bool streams = false;
+  for (size_t bi = first; bi < end; ++bi)
+    for (const Loop& l : p.blocks[bi].loops) streams |= l.plan.tile_stream;
+  if (streams) nest += "    " + w.helper("stream_fence") + "();\n";
   nest += "  }\n";
   std::string head = "\n  /* blocks " + std::to_string(first) + " to " + std::to_string(end - 1) +
                      " share their outer loop (row-local) */\n";

@@ -8,6 +8,7 @@
 #include "uops/error.h"
 #include "uops/ir/analysis.h"
 #include "uops/ir/printer.h"
+#include "uops/passes/register_tiles.h"
 
 namespace uops::codegen {
 
@@ -406,6 +407,36 @@ void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::st
   }
 }
 
+// A streamed tile's store (LoopPlan::tile_stream): per row along the innermost tile loop c, the
+// row through stream_row where the tensor holds at least kStreamBytes, else element by element.
+std::string KernelWriter::streamed_store(const Block& b, size_t tile_loops, const std::string& tile,
+                                         int indent) {
+  const Stmt& s = b.loops.back().stmts[0];
+  const Loop& c = b.loops.back();
+  std::string rows, at = tile;
+  for (size_t x = b.loops.size() - tile_loops; x + 1 < b.loops.size(); ++x) {
+    std::string u = Names::var(b.loops[x].var);
+    rows += "for (int64_t " + u + " = 0; " + u + " < " + index(b.loops[x].end) + "; ++" + u + ") ";
+    at += "[" + u + "]";
+  }
+  const TensorInfo& info = p_.tensors[s.tensor];
+  std::string elements;
+  for (size_t a = 0; a < info.shape.size(); ++a)
+    elements += (a ? " * " : "") + index(idx::dim(s.tensor, int(a)));
+  std::vector<Index> row = s.index;
+  row.back() = rewrite(row.back(), [&](const Index& e) -> Index {
+    return e->kind == IndexKind::Var && e->var == c.var ? idx::constant(0) : nullptr;
+  });
+  const std::string y = names_.tensors[s.tensor], u = Names::var(c.var), n = index(c.end);
+  const int64_t limit = kStreamBytes / int64_t(dtype_size(info.dtype));
+  return pad(indent) + rows + "{\n" + pad(indent + 1) + "if (" + elements +
+         " >= " + std::to_string(limit) + ")\n" + pad(indent + 2) +
+         helper(info.dtype == DType::f64 ? "stream_row" : "stream_rowf") + "(&" + y + "[" +
+         offset(s.tensor, row) + "], " + at + ", " + n + ");\n" + pad(indent + 1) + "else\n" +
+         pad(indent + 2) + "for (int64_t " + u + " = 0; " + u + " < " + n + "; ++" + u + ") " + y +
+         "[" + offset(s.tensor, s.index) + "] = " + at + "[" + u + "];\n" + pad(indent) + "}\n";
+}
+
 void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
                         const Before& before, const std::set<int>& atomic) {
   nest(b, k, indent, out, before, atomic, {});
@@ -471,7 +502,9 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     within.tile = true;
     nest(b, k, indent + 1, out, before, atomic, within);
     tile_ = {-1, ""};
-    out += pad(indent + 1) + copy + element + " = " + at + ";\n" + pad(indent) + "}\n";
+    out += l.plan.tile_stream ? streamed_store(b, size_t(l.plan.tile), name, indent + 1)
+                              : pad(indent + 1) + copy + element + " = " + at + ";\n";
+    out += pad(indent) + "}\n";
     return;
   }
   if (border_rows_ && k + 1 == b.loops.size() &&
@@ -700,6 +733,29 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
                       "float choosef(int c, float a, float b) { return c ? a : b; }\n"},
       {"choose", "/* A select whose operands were both evaluated. */\n" + in +
                      "double choose(int c, double a, double b) { return c ? a : b; }\n"},
+      {"stream_rowf",
+       "/* Stores n floats (whole cache lines) around the cache where p starts a line, plainly\n"
+       " * elsewhere: a store that misses would read its line in first. */\n"
+       "#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n" +
+           in +
+           "void stream_rowf(float *p, const float *v, int64_t n) {\n#if defined(__SSE2__)\n"
+           "  if (((uintptr_t)p & 63) == 0) {\n"
+           "    for (int64_t i = 0; i < n; i += 4) _mm_stream_ps(p + i, _mm_loadu_ps(v + i));\n"
+           "    return;\n  }\n#endif\n  for (int64_t i = 0; i < n; ++i) p[i] = v[i];\n}\n"},
+      {"stream_row",
+       "/* Stores n doubles (whole cache lines) around the cache where p starts a line, plainly\n"
+       " * elsewhere: a store that misses would read its line in first. */\n"
+       "#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n" +
+           in +
+           "void stream_row(double *p, const double *v, int64_t n) {\n#if defined(__SSE2__)\n"
+           "  if (((uintptr_t)p & 63) == 0) {\n"
+           "    for (int64_t i = 0; i < n; i += 2) _mm_stream_pd(p + i, _mm_loadu_pd(v + i));\n"
+           "    return;\n  }\n#endif\n  for (int64_t i = 0; i < n; ++i) p[i] = v[i];\n}\n"},
+      {"stream_fence",
+       "/* Streamed stores are weakly ordered: this one orders them before what the thread does\n"
+       " * next (the team's barrier). */\n"
+       "#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n" +
+           in + "void stream_fence(void) {\n#if defined(__SSE2__)\n  _mm_sfence();\n#endif\n}\n"},
       {"reduce_maxf", "/* A reduction step replaces the value only on a strict improvement. */\n" +
                           in +
                           "float reduce_maxf(float acc, float v) { return v > acc ? v : acc; }\n"},

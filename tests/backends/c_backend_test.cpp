@@ -19,6 +19,7 @@
 #include "uops/passes/dot_tiling.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/reduction_tiling.h"
+#include "uops/passes/register_tiles.h"
 #include "uops/uops.h"
 
 namespace uops {
@@ -267,6 +268,40 @@ TEST(CBackend, FillsKeepOnlyWhatNoTileStores) {
       EXPECT_TRUE(testing::same_outputs(want, got)) << c.op << " " << shapes.at("x")[2];
       EXPECT_TRUE(testing::same_outputs(want, quick, 1e-5)) << c.op << " " << shapes.at("x")[2];
     }
+  }
+}
+
+// A tile that starts from a known value and stores an output no later block loads streams its
+// rows around the cache when the output holds at least kStreamBytes (register_tiles.h):
+// depthwise conv2d's and maxpool2d's; not avgpool2d's, whose division then reads the output, nor
+// matmul's, which loads it. At 8 MiB and more, with rows that start a cache line and rows that do
+// not (520 channels: a pixel is 65 lines), at 1 and 2 threads, the output is the interpreter's.
+TEST(CBackend, LargeWriteOnceTilesStreamTheirStores) {
+  auto streamed = [](const char* name) {
+    Program p = plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {});
+    for (auto& b : p.blocks)
+      for (auto& l : b.loops)
+        if (l.plan.tile_stream) return true;
+    return false;
+  };
+  EXPECT_TRUE(streamed("depthwise_conv2d"));
+  EXPECT_TRUE(streamed("maxpool2d"));
+  EXPECT_FALSE(streamed("avgpool2d"));
+  EXPECT_FALSE(streamed("matmul"));
+
+  Program p = optimize(forward_program(find_op("depthwise_conv2d"), DType::f64));
+  EXPECT_NE(emit_c(p).find("stream_row("), std::string::npos);
+  ParamMap params = {{"stride", 1}, {"pad", 1}};
+  TensorMap in = testing::random_inputs(p, {{"x", {1, 32, 64, 520}}, {"w", {3, 3, 520}}}, 7);
+  TensorMap want = interpret(p, in, params);
+  ASSERT_GE(want.at("y").bytes.size(), size_t(kStreamBytes));
+  for (int threads : {1, 2}) {
+    CCompileOptions exact;
+    exact.reassociate = false;
+    exact.threads = threads;
+    TensorMap got = testing::nan_like(want);
+    compile_c(p, exact)->run_into(in, got, params);
+    EXPECT_TRUE(testing::same_outputs(want, got)) << threads;
   }
 }
 

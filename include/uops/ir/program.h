@@ -94,6 +94,12 @@ struct LoopPlan {
   // (maxpool's -inf), with exclusive loops outside the tile. The tile then starts there instead
   // of loading its elements (a load that missed the cache: a sixth of depthwise conv2d's kernel).
   std::optional<double> tile_start;
+  // register_tiles, beside tile_start: the tile's tensor is written once, here (no later block
+  // loads it), and each row the tile stores is whole cache lines: where the tensor holds at
+  // least kStreamBytes, a test at run time, the rows that start a line go around the cache
+  // (non-temporal stores), so storing a large output does not first read it in. The block is in a
+  // row-local run, whose every iteration ends with a fence of those stores.
+  bool tile_stream = false;
   // register_tiles: in front of this loop, the tile's checked loads are tested at the tile's
   // corners: these accesses (a tensor and an index over loop bounds) are in range, so the loops
   // run with the loads unchecked under the test and checked in its else.
