@@ -1,6 +1,40 @@
 #include "passes/tiling.h"
 
+#include <algorithm>
+
+#include "passes/threads.h"
+
 namespace uops::passes {
+
+namespace {
+
+const Loop* loop_of(const Block& b, int var) {
+  for (auto& l : b.loops)
+    if (l.var == var) return &l;
+  return nullptr;
+}
+
+// Every division or modulo of `e` that may raise is one of `shape`'s.
+bool raises_as_shape(const Index& e, const std::vector<Index>& shape) {
+  auto raising = [](const IndexNode& n) {
+    int64_t d = 0;
+    return (n.kind == IndexKind::Div || n.kind == IndexKind::Mod) && !(is_const(n.b, &d) && d > 0);
+  };
+  std::vector<Index> known;
+  for (auto& axis : shape)
+    visit(axis, [&](const IndexNode& n) {
+      if (raising(n)) known.push_back(idx::binary(n.kind, n.a, n.b));
+    });
+  bool ok = true;
+  visit(e, [&](const IndexNode& n) {
+    if (!raising(n)) return;
+    Index node = idx::binary(n.kind, n.a, n.b);
+    ok &= std::any_of(known.begin(), known.end(), [&](const Index& k) { return equal(k, node); });
+  });
+  return ok;
+}
+
+}  // namespace
 
 // Loops [first, end) qualify: their bounds use none of their variables and no data, they own no
 // carried scalars, statements sit only in the innermost loop and none can raise an error. Then
@@ -106,6 +140,88 @@ void tile_columns(Program& p, Block b, size_t at, int64_t cols, bool unroll,
   out.push_back(std::move(tiled));
   b.loops.back().start = rest.start;
   if (!empty(b.loops.back())) out.push_back(std::move(b));
+}
+
+std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k) {
+  const Stmt& s = t.loops.back().stmts[0];
+  std::vector<int> seen;
+  auto range = [&](const Index& v, std::pair<Index, Index>& r) {
+    const Loop* l = v->kind == IndexKind::Var ? loop_of(t, v->var) : nullptr;
+    if (!l || bounds_use_vars(*l) || std::count(seen.begin(), seen.end(), v->var)) return false;
+    seen.push_back(v->var);
+    r = {l->start, l->end};
+    return true;
+  };
+  TileBox box;
+  for (size_t a = 0; a < s.index.size(); ++a) {
+    const Index& e = s.index[a];
+    std::pair<Index, Index> r;
+    if (e->kind == IndexKind::Add && e->a->kind == IndexKind::Mul) {
+      // t * R + r: t's range [0, n) times R, when r runs over [0, R).
+      const Index& m = e->a;
+      int64_t size = 0, start = -1, in_start = -1, in_end = -1;
+      bool var_first = m->a->kind == IndexKind::Var;
+      std::pair<Index, Index> in;
+      if (!is_const(var_first ? m->b : m->a, &size) || !range(var_first ? m->a : m->b, r) ||
+          !range(e->b, in) || !is_const(r.first, &start) || start != 0 ||
+          !is_const(in.first, &in_start) || in_start != 0 || !is_const(in.second, &in_end) ||
+          in_end != size)
+        return std::nullopt;
+      r.second = idx::mul(r.second, idx::constant(size));
+    } else if (!range(e, r)) {
+      return std::nullopt;
+    }
+    int64_t lo = -1;
+    bool whole = is_const(r.first, &lo) && lo == 0 && equal(r.second, p.tensors[s.tensor].shape[a]);
+    box.push_back(whole ? std::nullopt : std::optional<std::pair<Index, Index>>(r));
+  }
+  for (size_t x = 0; x < k; ++x)
+    if (!std::count(seen.begin(), seen.end(), t.loops[x].var)) return std::nullopt;
+  return box;
+}
+
+bool keep_outside(Program& p, size_t bi, const TileBox& box) {
+  const Block whole = p.blocks[bi];
+  const std::vector<Index>& shape = p.tensors[size_t(whole.loops.back().stmts[0].tensor)].shape;
+  for (auto& r : box)
+    if (r && !(raises_as_shape(r->first, shape) && raises_as_shape(r->second, shape))) return false;
+  // The row-local run block bi is in: its first block, or none.
+  std::optional<size_t> run;
+  for (size_t b = 0; b <= bi; ++b)
+    if (int n = p.blocks[b].loops[0].plan.row_local; n && bi <= b + size_t(n)) run = b;
+  if (run && box[0]) return false;  // a run's shared loop keeps its range
+  // Each cut axis in turn: its sides of the box, the axes before it within the box.
+  std::vector<Block> pieces;
+  for (size_t a = 0; a < box.size(); ++a) {
+    if (!box[a]) continue;
+    auto side = [&](Index start, Index end) {
+      Block q = whole;
+      for (size_t before = 0; before < a; ++before)
+        if (box[before]) {
+          q.loops[before].start = box[before]->first;
+          q.loops[before].end = box[before]->second;
+        }
+      q.loops[a].start = std::move(start);
+      q.loops[a].end = std::move(end);
+      // In a run, the first piece keeps the block's plan (the run's, where it led it).
+      if (!pieces.empty() && run) q.loops[0].plan = {};
+      // Outside a run, a piece's team runs its own iterations.
+      for (size_t x = 0; !run && x < q.loops.size(); ++x)
+        if (q.loops[x].plan.threads == LoopPlan::Threads::team ||
+            q.loops[x].plan.threads == LoopPlan::Threads::team_if)
+          plan_team(q.loops[x].plan, work_from(q, x), block_may_raise(q));
+      pieces.push_back(std::move(q));
+    };
+    int64_t lo = -1;
+    if (!is_const(box[a]->first, &lo) || lo != 0) side(idx::constant(0), box[a]->first);
+    side(box[a]->second, shape[a]);
+  }
+  if (pieces.empty()) return false;
+  if (run)
+    (*run == bi ? pieces[0] : p.blocks[*run]).loops[0].plan.row_local += int(pieces.size()) - 1;
+  p.blocks.erase(p.blocks.begin() + long(bi));
+  p.blocks.insert(p.blocks.begin() + long(bi), pieces.begin(), pieces.end());
+  return true;
 }
 
 }  // namespace uops::passes

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -42,5 +43,19 @@ Index whole_tiles(const Loop& l, int64_t size);
 
 // `var` replaced by `by` in every index of the innermost loop's statements.
 void replace_var(Block& b, int var, const Index& by);
+
+// The box of its tensor that the tile around loop k of block t stores (register_tiles.h), per
+// axis [lo, hi), or nothing for the whole axis. None when the index is not such a box: per axis
+// a loop variable, or v * R + r with v over [0, n) and r over [0, R) (a loop cut into whole
+// tiles), each loop outside the tile on one axis, bounds that use no loop variable.
+using TileBox = std::vector<std::optional<std::pair<Index, Index>>>;
+std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k);
+// Block bi, one loop per axis of its statement's tensor over all of it, replaced in place (and
+// in its row-local run) by copies over the rest of the tensor outside `box`: at most two per
+// cut axis. Their new bounds hold no division the tensor's shape does not (bind() has
+// evaluated those), so they raise nothing the block did not; their teams are planned for their
+// own iterations. False, and nothing changed, where that cannot be said or the box cuts a
+// row-local run's shared loop.
+bool keep_outside(Program& p, size_t bi, const TileBox& box);
 
 }  // namespace uops::passes
