@@ -131,6 +131,7 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
   if (plan.tile) parts.push_back("tile of the last " + std::to_string(plan.tile) + " loops");
   if (plan.tile_start) parts.push_back("from " + format_double(*plan.tile_start));
   if (plan.tile_stream) parts.push_back("streamed");
+  if (plan.tile_store) parts.push_back("stores " + print(p, plan.tile_store));
   if (plan.unroll) parts.push_back("unroll");
   if (!plan.tile_corners.empty()) {
     std::string t = "test tile corners";

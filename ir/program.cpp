@@ -79,7 +79,9 @@ bool same(const LoopPlan& a, const LoopPlan& b) {
          a.reports_errors == b.reports_errors && a.single == b.single && a.nowait == b.nowait &&
          a.simd == b.simd && a.simd_math == b.simd_math && a.row_local == b.row_local &&
          a.tile == b.tile && a.unroll == b.unroll && a.tile_start == b.tile_start &&
-         a.tile_stream == b.tile_stream && a.empty_test == b.empty_test &&
+         a.tile_stream == b.tile_stream &&
+         (a.tile_store ? b.tile_store && equal(a.tile_store, b.tile_store) : !b.tile_store) &&
+         a.empty_test == b.empty_test &&
          all_same(
              a.tile_corners, b.tile_corners,
              [](auto& x, auto& y) { return x.first == y.first && same(x.second, y.second); }) &&

@@ -240,6 +240,8 @@ class Verifier {
                ", which this innermost loop does not reduce with " + op_name(c.op));
       }
       if (plan.tile_start && !plan.tile) fail(at + ": a tile's start without a tile");
+      if (plan.tile_store && (!plan.tile || plan.tile_stream))
+        fail(at + ": a tile's store map without a tile, or with streamed stores");
       if (plan.tile_stream && !plan.tile_start)
         fail(at + ": a streamed tile that does not start from a known value");
       int64_t first = 0, end = 0;

@@ -15,6 +15,7 @@
 #include "uops/passes/dead_code.h"
 #include "uops/passes/dot_tiling.h"
 #include "uops/passes/empty_range_tests.h"
+#include "uops/passes/epilogue_folding.h"
 #include "uops/passes/fill_trimming.h"
 #include "uops/passes/loop_fusion.h"
 #include "uops/passes/loop_order.h"
@@ -87,6 +88,8 @@ constexpr Pass kPasses[] = {
     {"empty_range_tests",
      [](Program p, const CpuTarget&) { return plan_empty_range_tests(std::move(p)); }},
     {"fill_trimming", [](Program p, const CpuTarget&) { return plan_fill_trimming(std::move(p)); }},
+    {"epilogue_folding",
+     [](Program p, const CpuTarget&) { return plan_epilogue_folding(std::move(p)); }},
 };
 
 // Runs passes by name, each followed by the verifier and the dump that `options` ask for.
@@ -159,7 +162,7 @@ Program plan_cpu(Program p, const CpuTarget& target, const PipelineOptions& opti
   for (const char* name :
        {"tile_dots", "tile_reductions", "tile_registers", "tile_scatters", "tile_copies",
         "accumulator_promotion", "parallel_loops", "simd_reductions", "simd_math", "row_local_runs",
-        "register_tiles", "empty_range_tests", "fill_trimming"})
+        "register_tiles", "empty_range_tests", "fill_trimming", "epilogue_folding"})
     runner.run(name, p);
   return p;
 }

@@ -197,6 +197,8 @@ std::string KernelWriter::load(const ValueNode& n) {
       (t == DType::i32 || (t == DType::f64) != f64_) ? "(" + std::string(scalar()) + ")" : "";
   auto row = row_of_.find(&n);
   if (row != row_of_.end()) return cast + row->second;
+  // The tile's store map (LoopPlan::tile_store) reads the tile.
+  if (n.tensor == tile_.first && same_index(n.index, tile_index_)) return cast + tile_.second;
   std::string at = names_.tensors[n.tensor] + "[" + offset(n.tensor, n.index) + "]";
   std::string cond = n.checked && !unchecked_ ? in_range(n.tensor, n.index) : "1";
   if (cond == "1") return cast + at;
@@ -501,9 +503,11 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     tile_ = {s.tensor, at};
     within.tile = true;
     nest(b, k, indent + 1, out, before, atomic, within);
+    tile_index_ = s.index;
+    std::string stored = l.plan.tile_store ? value(l.plan.tile_store) : at;
     tile_ = {-1, ""};
     out += l.plan.tile_stream ? streamed_store(b, size_t(l.plan.tile), name, indent + 1)
-                              : pad(indent + 1) + copy + element + " = " + at + ";\n";
+                              : pad(indent + 1) + copy + element + " = " + stored + ";\n";
     out += pad(indent) + "}\n";
     return;
   }

@@ -125,6 +125,7 @@ class KernelWriter {
   // What is being written: a register tile's tensor and its element's name in the tile, and
   // whether checked loads are known in range (under a tile's corner test).
   std::pair<int, std::string> tile_{-1, ""};
+  std::vector<Index> tile_index_;  // the index the tile's statements store at
   bool unchecked_ = false;
   // In a border tile's else (bind_row): there, and what each checked row load bound so far
   // reads, its element through the row's pointer or its fill value.

@@ -271,6 +271,36 @@ TEST(CBackend, FillsKeepOnlyWhatNoTileStores) {
   }
 }
 
+// avgpool2d's division by k · k, a map of the whole output after the tiles, moves into the
+// tile's store and keeps only the columns the tiles leave over (epilogue_folding.h); the outputs
+// of FillsKeepOnlyWhatNoTileStores above check it element by element. Without reassociation it
+// divides, with it multiplies by the reciprocal, in the tile as in the map.
+TEST(CBackend, AMapAfterATileMovesIntoItsStore) {
+  for (bool reassociate : {false, true}) {
+    Program p = optimize(forward_program(find_op("avgpool2d"), DType::f32));
+    Program planned = plan_cpu(p, {reassociate, false});
+    const int y = planned.find_tensor("y");
+    int stores = 0, whole_maps = 0;
+    for (auto& b : planned.blocks) {
+      for (auto& l : b.loops) stores += l.plan.tile_store != nullptr;
+      const Stmt& s = b.loops.back().stmts[0];
+      bool reads_y = false;
+      for_each_load(s.value, [&](const ValueNode& n) { reads_y |= n.tensor == y; });
+      int64_t start = -1;
+      whole_maps +=
+          s.tensor == y && reads_y && is_const(b.loops.back().start, &start) && start == 0;
+    }
+    EXPECT_EQ(stores, 1) << print(planned);
+    EXPECT_EQ(whole_maps, 0) << print(planned);
+    CCompileOptions options;
+    options.reassociate = reassociate;
+    std::string src = emit_c(p, options);
+    EXPECT_NE(src.find(reassociate ? "= tile_v4[v25] * (1.0f / " : "= tile_v4[v25] / "),
+              std::string::npos)
+        << src;
+  }
+}
+
 // A tile that starts from a known value and stores an output no later block loads streams its
 // rows around the cache when the output holds at least kStreamBytes (register_tiles.h):
 // depthwise conv2d's and maxpool2d's; not avgpool2d's, whose division then reads the output, nor

@@ -100,6 +100,10 @@ struct LoopPlan {
   // (non-temporal stores), so storing a large output does not first read it in. The block is in a
   // row-local run, whose every iteration ends with a fence of those stores.
   bool tile_stream = false;
+  // epilogue_folding, beside tile: what the tile stores instead of its elements, the map of the
+  // block after it over the tile's index (avgpool's y / (k * k)); its loads of the tile's tensor
+  // at the tile's index read the tile.
+  Value tile_store;
   // register_tiles: in front of this loop, the tile's checked loads are tested at the tile's
   // corners: these accesses (a tensor and an index over loop bounds) are in range, so the loops
   // run with the loads unchecked under the test and checked in its else.

@@ -38,8 +38,8 @@ struct CpuTarget {
 // the tilings tile_dots(4, 4), tile_reductions(128), tile_registers(12, 8, 32, 64) and
 // tile_copies(16), accumulator_promotion (with reassociation), then the decisions its printer
 // prints, recorded in the loops' plans (ir::LoopPlan): parallel_loops, simd_reductions,
-// simd_math, row_local_runs, register_tiles and empty_range_tests; last fill_trimming, which
-// reads those plans. `options` as for optimize().
+// simd_math, row_local_runs, register_tiles and empty_range_tests; last fill_trimming and
+// epilogue_folding, which read those plans. `options` as for optimize().
 Program plan_cpu(Program p, const CpuTarget& target, const PipelineOptions& options = {});
 
 // The pass names `dump_after` accepts, in pipeline order: optimize()'s, then plan_cpu()'s.

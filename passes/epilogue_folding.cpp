@@ -1,0 +1,110 @@
+#include "uops/passes/epilogue_folding.h"
+
+#include <optional>
+
+#include "passes/tiling.h"
+#include "uops/ir/analysis.h"
+
+namespace uops {
+
+using namespace ir;
+
+namespace {
+
+// Block b maps every element of tensor t in place: one loop per axis over [0, size), the
+// innermost assigning t at exactly the loops' variables a value that loads only t at that index
+// and cannot raise, and nothing else.
+bool maps_whole(const Program& p, const Block& b, int t) {
+  const TensorInfo& info = p.tensors[size_t(t)];
+  if (b.loops.size() != info.shape.size()) return false;
+  std::vector<Index> at;
+  for (size_t a = 0; a < b.loops.size(); ++a) {
+    const Loop& l = b.loops[a];
+    int64_t start = -1;
+    if (!is_const(l.start, &start) || start != 0 || !equal(l.end, info.shape[a]) ||
+        !l.carried.empty() || (a + 1 < b.loops.size() && !l.stmts.empty()))
+      return false;
+    at.push_back(idx::var(l.var));
+  }
+  const auto& stmts = b.loops.back().stmts;
+  if (stmts.size() != 1 || stmts[0].kind != StmtKind::assign || stmts[0].tensor != t ||
+      !same_index(stmts[0].index, at) || may_raise(stmts[0].value))
+    return false;
+  bool own = true;
+  for_each_load(stmts[0].value, [&](const ValueNode& n) {
+    own &= n.tensor == t && !n.checked && same_index(n.index, at);
+  });
+  return own;
+}
+
+// Every access of block b to tensor t lies outside the box: on some cut axis, at a loop
+// variable whose loop, with bounds free of loop variables, starts where the box ends.
+bool outside(const Block& b, int t, const passes::TileBox& box) {
+  for (const Access& a : block_accesses(b)) {
+    if (a.tensor != t) continue;
+    bool out = false;
+    for (size_t x = 0; x < box.size() && !out; ++x) {
+      if (!box[x] || a.index[x]->kind != IndexKind::Var) continue;
+      for (const Loop& l : b.loops)
+        out |= l.var == a.index[x]->var && !bounds_use_vars(l) && equal(l.start, box[x]->second);
+    }
+    if (!out) return false;
+  }
+  return true;
+}
+
+// The tile that last wrote tensor t before block e, where the map may move into its store: its
+// block and loop.
+std::optional<std::pair<size_t, size_t>> tile_before(const Program& p, size_t e, int t) {
+  for (size_t bi = e; bi-- > 0;) {
+    const Block& b = p.blocks[bi];
+    TensorSets sets = tensor_sets(b, int(p.tensors.size()));
+    if (!sets.reads[size_t(t)] && !sets.writes[size_t(t)]) continue;
+    size_t k = 0;
+    while (k < b.loops.size() && !b.loops[k].plan.tile) ++k;
+    if (k == b.loops.size()) continue;  // a block between, checked against the box later
+    const Stmt& s = b.loops.back().stmts[0];
+    if (s.tensor != t || s.checked || !b.loops[0].plan.thread_copies.empty() ||
+        b.loops[k].plan.tile_stream || b.loops[k].plan.tile_store)
+      return std::nullopt;
+    for (size_t x = 0; x <= k; ++x)
+      if (b.loops[x].plan.empty_test) return std::nullopt;
+    return std::pair{bi, k};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Program plan_epilogue_folding(Program p) {
+  for (size_t e = p.blocks.size(); e-- > 0;) {
+    const Block& map = p.blocks[e];
+    const auto& stmts = map.loops.back().stmts;
+    if (stmts.size() != 1 || stmts[0].tensor < 0 || !maps_whole(p, map, stmts[0].tensor)) continue;
+    const int y = stmts[0].tensor;
+    auto tile = tile_before(p, e, y);
+    if (!tile) continue;
+    const Block& t = p.blocks[tile->first];
+    auto box = passes::stored_box(p, t, tile->second);
+    bool clear = box.has_value();
+    for (size_t bi = tile->first + 1; clear && bi < e; ++bi) clear = outside(p.blocks[bi], y, *box);
+    if (!clear) continue;
+    // g over the tile's index: the map's variable of axis a becomes the tile's index on axis a.
+    const std::vector<Index>& to = t.loops.back().stmts[0].index;
+    Value g = rewrite(
+        stmts[0].value, [](const Value&) -> Value { return nullptr; },
+        [&](const Index& i) {
+          return rewrite(i, [&](const Index& v) -> Index {
+            for (size_t a = 0; a < map.loops.size(); ++a)
+              if (v->kind == IndexKind::Var && v->var == map.loops[a].var) return to[a];
+            return nullptr;
+          });
+        });
+    const size_t bi = tile->first, k = tile->second;
+    if (!passes::keep_outside(p, e, *box)) continue;
+    p.blocks[bi].loops[k].plan.tile_store = std::move(g);
+  }
+  return p;
+}
+
+}  // namespace uops
