@@ -178,7 +178,7 @@ bool LoopRanges::spans_axis(int t, size_t a, const Index& e) const {
   return l && is_const(l->start, &c) && c == 0 && equal(l->end, p_.tensors[t].shape[a]);
 }
 
-bool fills_whole(const Program& p, const Block& b, int t) {
+bool assigns_each_element(const Program& p, const Block& b, int t) {
   const TensorInfo& info = p.tensors[size_t(t)];
   if (b.loops.size() != info.shape.size()) return false;
   for (size_t a = 0; a < b.loops.size(); ++a) {
@@ -189,12 +189,14 @@ bool fills_whole(const Program& p, const Block& b, int t) {
       return false;
   }
   const auto& stmts = b.loops.back().stmts;
-  if (stmts.size() != 1 || stmts[0].kind != StmtKind::assign || stmts[0].tensor != t ||
-      stmts[0].value->kind != ValueKind::Const)
-    return false;
+  if (stmts.size() != 1 || stmts[0].kind != StmtKind::assign || stmts[0].tensor != t) return false;
   for (size_t a = 0; a < b.loops.size(); ++a)
     if (!equal(stmts[0].index[a], idx::var(b.loops[a].var))) return false;
   return true;
+}
+
+bool fills_whole(const Program& p, const Block& b, int t) {
+  return assigns_each_element(p, b, t) && b.loops.back().stmts[0].value->kind == ValueKind::Const;
 }
 
 std::optional<double> value_at_start(const Program& p, size_t bi, int t) {

@@ -11,28 +11,14 @@ using namespace ir;
 
 namespace {
 
-// Block b maps every element of tensor t in place: one loop per axis over [0, size), the
-// innermost assigning t at exactly the loops' variables a value that loads only t at that index
-// and cannot raise, and nothing else.
+// Block b maps every element of tensor t in place (ir::assigns_each_element): the value it
+// assigns loads only t at the element it assigns, and cannot raise.
 bool maps_whole(const Program& p, const Block& b, int t) {
-  const TensorInfo& info = p.tensors[size_t(t)];
-  if (b.loops.size() != info.shape.size()) return false;
-  std::vector<Index> at;
-  for (size_t a = 0; a < b.loops.size(); ++a) {
-    const Loop& l = b.loops[a];
-    int64_t start = -1;
-    if (!is_const(l.start, &start) || start != 0 || !equal(l.end, info.shape[a]) ||
-        !l.carried.empty() || (a + 1 < b.loops.size() && !l.stmts.empty()))
-      return false;
-    at.push_back(idx::var(l.var));
-  }
-  const auto& stmts = b.loops.back().stmts;
-  if (stmts.size() != 1 || stmts[0].kind != StmtKind::assign || stmts[0].tensor != t ||
-      !same_index(stmts[0].index, at) || may_raise(stmts[0].value))
-    return false;
-  bool own = true;
-  for_each_load(stmts[0].value, [&](const ValueNode& n) {
-    own &= n.tensor == t && !n.checked && same_index(n.index, at);
+  if (!assigns_each_element(p, b, t)) return false;
+  const Stmt& s = b.loops.back().stmts[0];
+  bool own = !may_raise(s.value);
+  for_each_load(s.value, [&](const ValueNode& n) {
+    own &= n.tensor == t && !n.checked && same_index(n.index, s.index);
   });
   return own;
 }

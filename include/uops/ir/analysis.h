@@ -50,8 +50,10 @@ bool may_raise(const Stmt& s);
 // tile's checked load of such a row tests the other axes once per row (register_tiles.h).
 bool reads_row(const std::vector<Index>& index, int var, Index* start = nullptr);
 
-// Block b assigns one constant to every element of tensor t: one loop per axis over [0, size),
-// the innermost assigning t at exactly the loops' variables, and nothing else.
+// Block b assigns every element of tensor t once: one loop per axis over [0, size), the
+// innermost assigning t at exactly the loops' variables, and nothing else.
+bool assigns_each_element(const Program& p, const Block& b, int t);
+// ... and the value it assigns is one constant.
 bool fills_whole(const Program& p, const Block& b, int t);
 
 // The value every element of tensor t holds when block `bi` starts, when one is known: +0, an
