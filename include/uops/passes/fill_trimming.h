@@ -1,7 +1,7 @@
-// fill_trimming (a C backend pass, the last one): a block that fills a tensor with a constant
-// (ir::fills_whole: loop_order's zeros in front of an accumulation, a max's -inf) keeps only the
-// elements that the register tile after it does not store. That is where the first block after
-// the fill to touch the tensor keeps a tile (register_tiles.h) that starts from the fill's
+// fill_trimming (a C backend pass, after empty_range_tests): a block that fills a tensor with a
+// constant (ir::fills_whole: loop_order's zeros in front of an accumulation, a max's -inf) keeps
+// only the elements that the register tile after it does not store. That is where the first block
+// after the fill to touch the tensor keeps a tile (register_tiles.h) that starts from the fill's
 // constant without loading it (LoopPlan::tile_start), stores every element of a box of the
 // tensor, and is never skipped by an empty range: the fill of the box is dead. The fill becomes
 // one block per side of the box it leaves (at most two per tiled axis: the rows and the columns
@@ -14,9 +14,10 @@
 // not (bind() has evaluated those), so they raise nothing the fill did not.
 //
 // The box keeps its old values under the IR's meaning and gets the constant only from the tile's
-// plan, so this runs last, on a program only the C printer reads; needs_zero_fill reads the
-// program before planning, and run() still fills nothing. Depthwise conv2d and the pools wrote
-// their output twice per run (a fill that went out to memory, then the tiles).
+// plan, so this runs after every other decision, on a program only the C printer reads;
+// needs_zero_fill reads the program before planning, and run() still fills nothing. Depthwise
+// conv2d and the pools wrote their output twice per run (a fill that went out to memory, then the
+// tiles).
 #pragma once
 
 #include "uops/ir/program.h"
