@@ -270,13 +270,14 @@ bool affine_in(const Index& e, const std::vector<int>& vars) {
   }
 }
 
+bool raises_here(const IndexNode& n) {
+  int64_t c = 0;
+  return (n.kind == IndexKind::Div || n.kind == IndexKind::Mod) && !(is_const(n.b, &c) && c > 0);
+}
+
 bool may_raise(const Index& e) {
   bool raises = false;
-  visit(e, [&](const IndexNode& n) {
-    int64_t c = 0;
-    raises |=
-        (n.kind == IndexKind::Div || n.kind == IndexKind::Mod) && !(is_const(n.b, &c) && c > 0);
-  });
+  visit(e, [&](const IndexNode& n) { raises |= raises_here(n); });
   return raises;
 }
 

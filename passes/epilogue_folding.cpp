@@ -49,12 +49,9 @@ std::optional<std::pair<size_t, size_t>> tile_before(const Program& p, size_t e,
     size_t k = 0;
     while (k < b.loops.size() && !b.loops[k].plan.tile) ++k;
     if (k == b.loops.size()) continue;  // a block between, checked against the box later
-    const Stmt& s = b.loops.back().stmts[0];
-    if (s.tensor != t || s.checked || !b.loops[0].plan.thread_copies.empty() ||
+    if (b.loops.back().stmts[0].tensor != t || !passes::stores_every_time(b, k) ||
         b.loops[k].plan.tile_stream || b.loops[k].plan.tile_store)
       return std::nullopt;
-    for (size_t x = 0; x <= k; ++x)
-      if (b.loops[x].plan.empty_test) return std::nullopt;
     return std::pair{bi, k};
   }
   return std::nullopt;

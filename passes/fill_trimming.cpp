@@ -20,19 +20,14 @@ std::optional<std::pair<size_t, size_t>> tile_after(const Program& p, size_t f, 
     const Block& b = p.blocks[bi];
     TensorSets sets = tensor_sets(b, int(p.tensors.size()));
     if (!sets.reads[size_t(y)] && !sets.writes[size_t(y)]) continue;
-    const Stmt& s = b.loops.back().stmts.empty() ? Stmt{} : b.loops.back().stmts[0];
-    if (s.tensor != y || s.checked || !b.loops[0].plan.thread_copies.empty()) return std::nullopt;
-    for (size_t k = 0; k < b.loops.size(); ++k) {
-      const LoopPlan& plan = b.loops[k].plan;
-      // A test of an empty range in front of the tile skips its store.
-      if (plan.empty_test) return std::nullopt;
-      if (!plan.tile) continue;
-      if (!plan.tile_start || *plan.tile_start != c ||
-          std::signbit(*plan.tile_start) != std::signbit(c))
-        return std::nullopt;
-      return std::pair{bi, k};
-    }
-    return std::nullopt;
+    size_t k = 0;
+    while (k < b.loops.size() && !b.loops[k].plan.tile) ++k;
+    if (k == b.loops.size() || b.loops.back().stmts[0].tensor != y ||
+        !passes::stores_every_time(b, k))
+      return std::nullopt;
+    const std::optional<double>& start = b.loops[k].plan.tile_start;
+    if (!start || *start != c || std::signbit(*start) != std::signbit(c)) return std::nullopt;
+    return std::pair{bi, k};
   }
   return std::nullopt;
 }

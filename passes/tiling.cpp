@@ -16,18 +16,14 @@ const Loop* loop_of(const Block& b, int var) {
 
 // Every division or modulo of `e` that may raise is one of `shape`'s.
 bool raises_as_shape(const Index& e, const std::vector<Index>& shape) {
-  auto raising = [](const IndexNode& n) {
-    int64_t d = 0;
-    return (n.kind == IndexKind::Div || n.kind == IndexKind::Mod) && !(is_const(n.b, &d) && d > 0);
-  };
   std::vector<Index> known;
   for (auto& axis : shape)
     visit(axis, [&](const IndexNode& n) {
-      if (raising(n)) known.push_back(idx::binary(n.kind, n.a, n.b));
+      if (raises_here(n)) known.push_back(idx::binary(n.kind, n.a, n.b));
     });
   bool ok = true;
   visit(e, [&](const IndexNode& n) {
-    if (!raising(n)) return;
+    if (!raises_here(n)) return;
     Index node = idx::binary(n.kind, n.a, n.b);
     ok &= std::any_of(known.begin(), known.end(), [&](const Index& k) { return equal(k, node); });
   });
@@ -178,6 +174,13 @@ std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k) {
   for (size_t x = 0; x < k; ++x)
     if (!std::count(seen.begin(), seen.end(), t.loops[x].var)) return std::nullopt;
   return box;
+}
+
+bool stores_every_time(const Block& b, size_t k) {
+  if (b.loops.back().stmts[0].checked || !b.loops[0].plan.thread_copies.empty()) return false;
+  for (size_t x = 0; x <= k; ++x)
+    if (b.loops[x].plan.empty_test) return false;
+  return true;
 }
 
 bool keep_outside(Program& p, size_t bi, const TileBox& box) {

@@ -49,6 +49,11 @@ void replace_var(Block& b, int var, const Index& by);
 // a loop variable, or v * R + r with v over [0, n) and r over [0, R) (a loop cut into whole
 // tiles), each loop outside the tile on one axis, bounds that use no loop variable.
 using TileBox = std::vector<std::optional<std::pair<Index, Index>>>;
+// The tile around loop k of b stores its elements whenever the block runs: its stored index is
+// unchecked (a checked one's corner test has an else without a tile), the block has no thread
+// copies (whose team adds into the tensor), and no loop up to k tests an empty range (which
+// would skip the store).
+bool stores_every_time(const Block& b, size_t k);
 std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k);
 // Block bi, one loop per axis of its statement's tensor over all of it, replaced in place (and
 // in its row-local run) by copies over the rest of the tensor outside `box`: at most two per

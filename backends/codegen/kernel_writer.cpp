@@ -683,6 +683,22 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
                                const std::set<AtomicHelper>& atomics, const Dialect& d) {
   const std::string in = d.inline_function;
   const std::string plain = d.function;
+  // Rows stored around the cache (LoopPlan::tile_stream): SSE2's streaming stores, 16 bytes each.
+  auto stream_row = [&](const std::string& name, const std::string& type, const char* suffix,
+                        int lanes) {
+    const std::string n = std::to_string(lanes);
+    return std::pair<std::string, std::string>{
+        name, "/* Stores n " + type +
+                  "s (whole cache lines) around the cache where p starts a "
+                  "line, plainly\n * elsewhere: a store that misses would read its line in first. "
+                  "*/\n#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n" +
+                  in + "void " + name + "(" + type + " *p, const " + type +
+                  " *v, int64_t n) {\n#if defined(__SSE2__)\n  if (((uintptr_t)p & 63) == 0) {\n"
+                  "    for (int64_t i = 0; i < n; i += " +
+                  n + ") _mm_stream_" + suffix + "(p + i, _mm_loadu_" + suffix +
+                  "(v + i));\n    return;\n  }\n#endif\n"
+                  "  for (int64_t i = 0; i < n; ++i) p[i] = v[i];\n}\n"};
+  };
   std::vector<std::pair<std::string, std::string>> defs = {
       {"in_range",
        in + "int in_range(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n; }\n"},
@@ -737,24 +753,8 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
                       "float choosef(int c, float a, float b) { return c ? a : b; }\n"},
       {"choose", "/* A select whose operands were both evaluated. */\n" + in +
                      "double choose(int c, double a, double b) { return c ? a : b; }\n"},
-      {"stream_rowf",
-       "/* Stores n floats (whole cache lines) around the cache where p starts a line, plainly\n"
-       " * elsewhere: a store that misses would read its line in first. */\n"
-       "#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n" +
-           in +
-           "void stream_rowf(float *p, const float *v, int64_t n) {\n#if defined(__SSE2__)\n"
-           "  if (((uintptr_t)p & 63) == 0) {\n"
-           "    for (int64_t i = 0; i < n; i += 4) _mm_stream_ps(p + i, _mm_loadu_ps(v + i));\n"
-           "    return;\n  }\n#endif\n  for (int64_t i = 0; i < n; ++i) p[i] = v[i];\n}\n"},
-      {"stream_row",
-       "/* Stores n doubles (whole cache lines) around the cache where p starts a line, plainly\n"
-       " * elsewhere: a store that misses would read its line in first. */\n"
-       "#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n" +
-           in +
-           "void stream_row(double *p, const double *v, int64_t n) {\n#if defined(__SSE2__)\n"
-           "  if (((uintptr_t)p & 63) == 0) {\n"
-           "    for (int64_t i = 0; i < n; i += 2) _mm_stream_pd(p + i, _mm_loadu_pd(v + i));\n"
-           "    return;\n  }\n#endif\n  for (int64_t i = 0; i < n; ++i) p[i] = v[i];\n}\n"},
+      stream_row("stream_rowf", "float", "ps", 4),
+      stream_row("stream_row", "double", "pd", 2),
       {"stream_fence",
        "/* Streamed stores are weakly ordered: this one orders them before what the thread does\n"
        " * next (the team's barrier). */\n"

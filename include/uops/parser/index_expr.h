@@ -75,6 +75,8 @@ bool affine_in(const Index& e, const std::vector<int>& vars);
 // per element: a Data read outside its tensor reads 0, and an expression under a loop over an
 // empty range is never evaluated, so it raises nothing (docs/design.md §3.4).
 bool may_raise(const Index& e);
+// The node itself is such a division or modulo (may_raise is true where some node of `e` is).
+bool raises_here(const IndexNode& n);
 
 // Rebuilds `e` bottom-up; `leaf` may replace a leaf (Var, Dim, Param, Data) by returning non-null.
 Index rewrite(const Index& e, const std::function<Index(const Index&)>& leaf);
