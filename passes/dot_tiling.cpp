@@ -1,6 +1,8 @@
 #include "uops/passes/dot_tiling.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "passes/tiling.h"
 #include "uops/ir/analysis.h"
@@ -70,61 +72,161 @@ Stmt substituted(Stmt s, const std::map<int, Index>& vars, const std::map<int, i
   return s;
 }
 
+// Block b as [outer..., i, j, k] where j's statements store (T) and then reduce into scalars i
+// carries (U), as attention's scores with their row maximum: the block without U and without
+// i's carried scalars and statements, which dot_loop takes, and a block over [outer..., i, j]
+// with fresh variables doing only U and i's statements. Nothing when the first would not tile or
+// the two would not compute what b does: U and i's statements must read no carried scalar but
+// i's, raise nothing, and read what the first block writes only at the element T stored in the
+// same iteration, which no other iteration stores; the second block may write nothing the first
+// touches.
+std::optional<std::pair<Block, Block>> split_row_reductions(Program& p, const Block& b) {
+  size_t n = b.loops.size();
+  if (n < 3) return std::nullopt;
+  size_t i = n - 3, j = n - 2;
+  const Loop &li = b.loops[i], &lj = b.loops[j];
+  for (size_t k = 0; k < n; ++k) {
+    const Loop& l = b.loops[k];
+    if (uses_data(l.start) || uses_data(l.end) || bounds_use_vars(l)) return std::nullopt;
+    if (k < i && (!l.carried.empty() || !l.stmts.empty())) return std::nullopt;
+  }
+  if (li.carried.empty() || lj.carried.empty()) return std::nullopt;
+  std::vector<int> row;  // i's carried scalars
+  for (auto& c : li.carried) row.push_back(c.id);
+  auto only_row = [&](const Stmt& s) {
+    std::vector<int> read;
+    collect_carried(s.value, read);
+    for (int c : read)
+      if (std::find(row.begin(), row.end(), c) == row.end()) return false;
+    return !may_raise(s);
+  };
+  std::vector<Stmt> kept, moved;
+  for (auto& s : lj.stmts) {
+    bool to_row =
+        s.kind == StmtKind::reduce && std::find(row.begin(), row.end(), s.carried) != row.end();
+    if (to_row) {
+      if (!only_row(s)) return std::nullopt;
+      moved.push_back(s);
+    } else if (!moved.empty() || s.kind == StmtKind::reduce) {
+      return std::nullopt;
+    } else {
+      kept.push_back(s);
+    }
+  }
+  if (moved.empty()) return std::nullopt;
+  for (auto& s : li.stmts)
+    if (s.kind == StmtKind::reduce || !only_row(s)) return std::nullopt;
+
+  Block first = b, second = b;
+  first.loops[i].carried.clear();
+  first.loops[i].stmts.clear();
+  first.loops[j].stmts = kept;
+  second.loops.pop_back();
+  second.loops[j].carried.clear();
+  second.loops[j].stmts = moved;
+
+  // A store of T is once per iteration when its index has every loop's variable but k's as one
+  // whole axis.
+  auto once = [&](const std::vector<Index>& index) {
+    for (size_t k = 0; k < j + 1; ++k) {
+      bool whole_axis = false;
+      for (auto& e : index) whole_axis |= e->kind == IndexKind::Var && e->var == b.loops[k].var;
+      if (!whole_axis) return false;
+    }
+    return true;
+  };
+  auto first_accesses = block_accesses(first);
+  for (auto& a : block_accesses(second)) {
+    for (auto& f : first_accesses) {
+      if (f.tensor != a.tensor || (!a.write && !f.write)) continue;
+      if (a.write) return std::nullopt;
+      // A read of what the first block writes: the stored element of the same iteration.
+      const Stmt& store = first.loops[size_t(f.loop)].stmts[size_t(f.stmt)];
+      if (f.loop != int(j) || store.kind != StmtKind::assign || !once(store.index) ||
+          !same_index(store.index, a.index))
+        return std::nullopt;
+    }
+  }
+  if (dot_loop(p, first) == 0) return std::nullopt;  // nothing to tile: leave b whole
+  std::map<int, Index> vars;
+  for (auto& l : second.loops) {
+    int v = p.num_vars++;
+    vars[l.var] = idx::var(v);
+    l.var = v;
+  }
+  std::map<int, int> same;
+  for (int c : row) same[c] = c;
+  for (auto& l : second.loops)
+    for (auto& s : l.stmts) s = substituted(s, vars, same);
+  return std::make_pair(std::move(first), std::move(second));
+}
+
+// Appends to `blocks` what b becomes under tile_dots.
+void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Block>& blocks) {
+  size_t j = dot_loop(p, b);
+  if (j == 0) {
+    blocks.push_back(std::move(b));
+    return;
+  }
+  const Loop i = b.loops[j - 1], jl = b.loops[j];
+  auto whole = whole_tiles;
+  Block tiled = b;
+  Loop& ti = tiled.loops[j - 1];
+  Loop& tj = tiled.loops[j];
+  ti = counted(p.num_vars++, whole(i, rows));
+  tj = counted(p.num_vars++, whole(jl, cols));
+  tiled.loops.back().stmts.clear();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      std::map<int, Index> vars = {
+          {i.var, idx::add(i.start, idx::add(idx::mul(idx::var(ti.var), idx::constant(rows)),
+                                             idx::constant(r)))},
+          {jl.var, idx::add(jl.start, idx::add(idx::mul(idx::var(tj.var), idx::constant(cols)),
+                                               idx::constant(c)))}};
+      std::map<int, int> carried;
+      for (auto& x : jl.carried) {
+        carried[x.id] = p.num_carried++;
+        tj.carried.push_back({carried[x.id], x.op});
+      }
+      for (auto& s : jl.stmts) tj.stmts.push_back(substituted(s, vars, carried));
+      for (auto& s : b.loops.back().stmts)
+        tiled.loops.back().stmts.push_back(substituted(s, vars, carried));
+    }
+  if (empty(ti) || empty(tj)) {
+    blocks.push_back(std::move(b));
+    return;
+  }
+  Index i_end = idx::add(i.start, idx::mul(whole(i, rows), idx::constant(rows)));
+  Index j_end = idx::add(jl.start, idx::mul(whole(jl, cols), idx::constant(cols)));
+  Block rest_rows = b, rest_cols = std::move(b);
+  rest_rows.loops[j - 1].start = i_end;
+  rest_cols.loops[j - 1].end = i_end;
+  rest_cols.loops[j].start = j_end;
+  std::map<int, int> renamed;  // a carried scalar has one owner in a program
+  for (auto& x : rest_cols.loops[j].carried) {
+    int id = p.num_carried++;
+    renamed[x.id] = id;
+    x.id = id;
+  }
+  for (auto& l : rest_cols.loops)
+    for (auto& st : l.stmts) st = substituted(st, {}, renamed);
+  blocks.push_back(std::move(tiled));
+  for (Block* rest : {&rest_rows, &rest_cols})
+    if (!empty(rest->loops[j - 1]) && !empty(rest->loops[j])) blocks.push_back(std::move(*rest));
+}
+
 }  // namespace
 
 Program tile_dots(Program p, int64_t rows, int64_t cols) {
   std::vector<Block> blocks;
   for (auto& b : p.blocks) {
-    size_t j = dot_loop(p, b);
-    if (j == 0) {
-      blocks.push_back(std::move(b));
-      continue;
+    auto split = dot_loop(p, b) == 0 ? split_row_reductions(p, b) : std::nullopt;
+    if (split) {
+      tile_block(p, std::move(split->first), rows, cols, blocks);
+      blocks.push_back(std::move(split->second));
+    } else {
+      tile_block(p, std::move(b), rows, cols, blocks);
     }
-    const Loop i = b.loops[j - 1], jl = b.loops[j];
-    auto whole = whole_tiles;
-    Block tiled = b;
-    Loop& ti = tiled.loops[j - 1];
-    Loop& tj = tiled.loops[j];
-    ti = counted(p.num_vars++, whole(i, rows));
-    tj = counted(p.num_vars++, whole(jl, cols));
-    tiled.loops.back().stmts.clear();
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) {
-        std::map<int, Index> vars = {
-            {i.var, idx::add(i.start, idx::add(idx::mul(idx::var(ti.var), idx::constant(rows)),
-                                               idx::constant(r)))},
-            {jl.var, idx::add(jl.start, idx::add(idx::mul(idx::var(tj.var), idx::constant(cols)),
-                                                 idx::constant(c)))}};
-        std::map<int, int> carried;
-        for (auto& x : jl.carried) {
-          carried[x.id] = p.num_carried++;
-          tj.carried.push_back({carried[x.id], x.op});
-        }
-        for (auto& s : jl.stmts) tj.stmts.push_back(substituted(s, vars, carried));
-        for (auto& s : b.loops.back().stmts)
-          tiled.loops.back().stmts.push_back(substituted(s, vars, carried));
-      }
-    if (empty(ti) || empty(tj)) {
-      blocks.push_back(std::move(b));
-      continue;
-    }
-    Index i_end = idx::add(i.start, idx::mul(whole(i, rows), idx::constant(rows)));
-    Index j_end = idx::add(jl.start, idx::mul(whole(jl, cols), idx::constant(cols)));
-    Block rest_rows = b, rest_cols = std::move(b);
-    rest_rows.loops[j - 1].start = i_end;
-    rest_cols.loops[j - 1].end = i_end;
-    rest_cols.loops[j].start = j_end;
-    std::map<int, int> renamed;  // a carried scalar has one owner in a program
-    for (auto& x : rest_cols.loops[j].carried) {
-      int id = p.num_carried++;
-      renamed[x.id] = id;
-      x.id = id;
-    }
-    for (auto& l : rest_cols.loops)
-      for (auto& st : l.stmts) st = substituted(st, {}, renamed);
-    blocks.push_back(std::move(tiled));
-    for (Block* rest : {&rest_rows, &rest_cols})
-      if (!empty(rest->loops[j - 1]) && !empty(rest->loops[j])) blocks.push_back(std::move(*rest));
   }
   p.blocks = std::move(blocks);
   return p;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <optional>
 #include <random>
@@ -659,6 +660,49 @@ TEST(CBackend, TiledContractionsAndGradientsMatchExactly) {
                               exes[i]->run(chosen[i]->inputs, chosen[i]->params)))
         << chosen[i]->label << "\n"
         << print(programs[i]);
+}
+
+// softmax(q k^T / 8) v over a batch: loop fusion puts the scores and their row maximum in one
+// block; tile_dots splits the maximum off and tiles the scores (dot_tiling.h). The kernel, exact
+// and reassociating, gives what the interpreter gives at sizes that leave rows and columns of
+// the tiles over, and its plan holds a dot tile.
+TEST(CBackend, AttentionScoresAreTiledAndMatchInterpreter) {
+  Graph g;
+  Node q = g.input("q", 3, DType::f32), k = g.input("k", 3, DType::f32),
+       v = g.input("v", 3, DType::f32);
+  std::vector<std::string> bijd = {"dA0[=dB0]", "dA1", "dB1", "dA2[=dB2]"};
+  Node s =
+      g.squeeze(g.reduce(ReduceOp::sum, {3},
+                         g.binary(BinaryOp::mul, g.reindex(q, bijd, {"i0", "i1", "i3"}, {q, k}),
+                                  g.reindex(k, bijd, {"i0", "i2", "i3"}, {q, k}))),
+                {3});
+  s = g.binary(BinaryOp::mul, s, g.fill(s, 0.125));
+  auto rows = [&](Node col) {
+    return g.reindex(col, {"dA0", "dA1", "dA2"}, {"i0", "i1", "0"}, {s});
+  };
+  Node e = g.unary(UnaryOp::exp, g.binary(BinaryOp::sub, s, rows(g.reduce(ReduceOp::max, {2}, s))));
+  Node pr = g.binary(BinaryOp::div, e, rows(g.reduce(ReduceOp::sum, {2}, e)));
+  std::vector<std::string> bidj = {"dA0[=dB0]", "dA1", "dB2", "dA2[=dB1]"};
+  g.output("o", g.squeeze(g.reduce(ReduceOp::sum, {3},
+                                   g.binary(BinaryOp::mul,
+                                            g.reindex(pr, bidj, {"i0", "i1", "i3"}, {pr, v}),
+                                            g.reindex(v, bidj, {"i0", "i3", "i2"}, {pr, v}))),
+                          {3}));
+  Program p = optimize(lower(g));
+  int dot_tile = 0;
+  for (auto& b : plan_cpu(p, {}).blocks)
+    for (auto& l : b.loops) dot_tile += l.carried.size() == 16;
+  EXPECT_GE(dot_tile, 1) << print(plan_cpu(p, {}));
+  CCompileOptions exact;
+  exact.reassociate = false;
+  auto fast = compile_c(p), slow = compile_c(p, exact);
+  for (auto [b, m, n, d] : std::vector<std::array<int64_t, 4>>{{2, 7, 9, 5}, {1, 37, 45, 16}}) {
+    TensorMap in =
+        testing::random_inputs(p, {{"q", {b, m, d}}, {"k", {b, n, d}}, {"v", {b, n, d}}}, 11);
+    TensorMap want = interpret(p, in);
+    EXPECT_TRUE(testing::same_outputs(want, slow->run(in), 1e-6)) << m << "x" << n;
+    EXPECT_TRUE(testing::same_outputs(want, fast->run(in), 1e-5)) << m << "x" << n;
+  }
 }
 
 // run_into writes into the caller's tensors when they fit (the same buffer, no allocation) and

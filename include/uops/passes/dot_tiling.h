@@ -12,6 +12,12 @@
 // each pass over k: the C backend's SIMD reduction keeps rows * cols vector accumulators, and each
 // load of x feeds `cols` of them and each of w `rows`. Each scalar receives the same
 // contributions in the same order: bit for bit.
+//
+// A block that also reduces what j stores into scalars that i carries (attention's scores and
+// their row maximum, which loop fusion puts in one block) first becomes two: the scores, which are
+// then tiled, and after them a block over the same rows and columns with only those reductions
+// and i's statements. Only where each reduction reads the element that the same iteration stored
+// and no other iteration stores, so that it reads the same values in the same order.
 #pragma once
 
 #include <cstdint>
