@@ -126,6 +126,9 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
     for (const Carried& c : plan.simd) t += " c" + std::to_string(c.id) + " " + op_name(c.op);
     parts.push_back(t);
   }
+  if (plan.narrow_lanes)
+    parts.push_back("in " + std::to_string(plan.narrow_lanes) + " lanes up to " +
+                    std::to_string(plan.narrow_upto));
   if (plan.simd_math) parts.push_back("simd math");
   if (plan.row_local) parts.push_back("row_local " + std::to_string(plan.row_local));
   if (plan.tile) parts.push_back("tile of the last " + std::to_string(plan.tile) + " loops");

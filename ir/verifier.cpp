@@ -239,6 +239,10 @@ class Verifier {
           fail(at + ": SIMD reduction of c" + std::to_string(c.id) +
                ", which this innermost loop does not reduce with " + op_name(c.op));
       }
+      if (plan.narrow_lanes &&
+          (plan.simd.empty() || std::any_of(plan.simd.begin(), plan.simd.end(),
+                                            [](const Carried& c) { return is_arg_reduce(c.op); })))
+        fail(at + ": fewer lanes for a loop with no SIMD reduction, or with an argmax or argmin");
       if (plan.tile_start && !plan.tile) fail(at + ": a tile's start without a tile");
       if (plan.tile_store && (!plan.tile || plan.tile_stream))
         fail(at + ": a tile's store map without a tile, or with streamed stores");

@@ -120,7 +120,18 @@ Program plan_simd_math(Program p) {
 Program plan_simd_reductions(Program p) {
   for (Block& b : p.blocks) {
     size_t k = b.loops.size() - 1;
-    b.loops[k].plan.simd = simd_reduction(b, k);
+    LoopPlan& plan = b.loops[k].plan;
+    plan.simd = simd_reduction(b, k);
+    size_t sums = 0;
+    bool arg = false;
+    for (const Carried& c : plan.simd) {
+      sums += c.op == ReduceOp::sum;
+      arg |= is_arg_reduce(c.op);
+    }
+    if (sums >= kNarrowScalars && !arg) {  // an argmax's loop runs in lanes by hand
+      plan.narrow_lanes = kNarrowLanes;
+      plan.narrow_upto = kNarrowUpto;
+    }
   }
   return p;
 }

@@ -52,8 +52,9 @@ std::string parallel_pragma(const LoopPlan& plan, KernelWriter& w) {
 }
 
 // The `omp simd` pragma for a loop's SIMD reductions or SIMD math (simd_reductions.h), or none.
-// SIMD math only where libmvec is linked (UOPS_MVEC): without it the loop gains nothing.
-std::string simd_pragma(const LoopPlan& plan, int indent) {
+// SIMD math only where libmvec is linked (UOPS_MVEC): without it the loop gains nothing. `lanes`
+// asks for so many (LoopPlan::narrow_lanes) where not 0.
+std::string simd_pragma(const LoopPlan& plan, int indent, int lanes) {
   if (plan.simd_math)
     return "#if defined(_OPENMP) && defined(UOPS_MVEC)\n" + pad(indent) +
            "#pragma omp simd\n#endif\n";
@@ -70,6 +71,7 @@ std::string simd_pragma(const LoopPlan& plan, int indent) {
       if (ops.count(c.op)) ids += (ids.empty() ? "" : ", ") + codegen::Names::carried(c.id);
     if (!ids.empty() && !by_hand) clauses += std::string(" reduction(") + op + ":" + ids + ")";
   }
+  if (lanes) clauses = " simdlen(" + std::to_string(lanes) + ")" + clauses;
   return "#ifdef _OPENMP\n" + pad(indent) + "#pragma omp simd" + clauses + "\n#endif\n";
 }
 
@@ -89,7 +91,7 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
       nest += "      const int64_t " + alias + " = " + v + ";\n      (void)" + alias + ";\n";
     w.declare_carried(b, b.loops[0], 3, nest);
     w.loop(b, 1, 3, nest, [&](size_t k, int indent, std::string& out) {
-      out += simd_pragma(b.loops[k].plan, indent);
+      out += simd_pragma(b.loops[k].plan, indent, w.lanes_asked(b.loops[k].plan));
     });
     w.statements(b, b.loops[0], 3, nest);
     nest += "    }\n";
@@ -113,7 +115,8 @@ std::string block(const Block& b, KernelWriter& w) {
   auto written = [&](size_t parallel, int indent) {
     std::string nest;
     w.loop(b, 0, indent, nest, [&](size_t k, int in, std::string& out) {
-      out += k == parallel ? parallel_pragma(b.loops[k].plan, w) : simd_pragma(b.loops[k].plan, in);
+      const LoopPlan& plan = b.loops[k].plan;
+      out += k == parallel ? parallel_pragma(plan, w) : simd_pragma(plan, in, w.lanes_asked(plan));
     });
     if (parallel == b.loops.size() || !starts_team(b.loops[parallel].plan) ||
         !b.loops[parallel].plan.nowait)

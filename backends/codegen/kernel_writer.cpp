@@ -525,6 +525,19 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent) + "}\n";
     return;
   }
+  // A short range in fewer lanes (LoopPlan::narrow_lanes): the loop twice, `before` told which.
+  if (l.plan.narrow_lanes && !within.narrowed) {
+    within.narrowed = true;
+    out += pad(indent) + "if (" + (within.end_declared ? v + "_end" : index(l.end)) + " - " +
+           index(l.start) + " <= " + std::to_string(l.plan.narrow_upto) + ") {\n";
+    narrow_ = true;
+    nest(b, k, indent + 1, out, before, atomic, within);
+    narrow_ = false;
+    out += pad(indent) + "} else {\n";
+    nest(b, k, indent + 1, out, before, atomic, within);
+    out += pad(indent) + "}\n";
+    return;
+  }
   const std::string end = within.end_declared ? v + "_end" : index(l.end);
   within.end_declared = false;
   if (runs_in_lanes(l.plan)) return lanes(b, k, indent, out, before, atomic, end);

@@ -74,6 +74,9 @@ class KernelWriter {
   // A loop whose SIMD reductions include an argmax or argmin, which no `omp simd` clause
   // reduces: loop() writes it in lanes of its own (see lanes()).
   static bool runs_in_lanes(const LoopPlan& plan);
+  // While `before` is called for the copy of a loop over a short range (LoopPlan::narrow_lanes):
+  // the lanes its pragma asks for; else 0.
+  int lanes_asked(const LoopPlan& plan) const { return narrow_ ? plan.narrow_lanes : 0; }
   void loop(const Block& b, size_t k, int indent, std::string& out, const Before& before = nullptr,
             const std::set<int>& atomic = {});
   // What a loop runs per iteration, around its inner loop: the carried scalars' declarations
@@ -114,6 +117,7 @@ class KernelWriter {
     bool tile = false;          // inside a register tile
     bool tile_tested = false;   // under the tile's corner test, or in its else
     bool end_declared = false;  // this loop's end is in `<var>_end` (declared in front of it)
+    bool narrowed = false;      // under the test of a range short enough for fewer lanes
   };
   void nest(const Block& b, size_t k, int indent, std::string& out, const Before& before,
             const std::set<int>& atomic, Within within);
@@ -130,6 +134,7 @@ class KernelWriter {
   // In a border tile's else (bind_row): there, and what each checked row load bound so far
   // reads, its element through the row's pointer or its fill value.
   bool border_rows_ = false;
+  bool narrow_ = false;  // printing a loop's copy in LoopPlan::narrow_lanes lanes
   std::map<const ValueNode*, std::string> row_of_;
   int rows_declared_ = 0;
   // In a loop run in lanes by hand: the lane's name; the carried scalars live in arrays.

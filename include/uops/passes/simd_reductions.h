@@ -11,11 +11,24 @@
 // lanes combined differ from one sequential pass only in which of -0 and +0 they keep. No `omp
 // simd` clause reduces an argmax or argmin: the printer runs such a loop in lanes of its own
 // (codegen::KernelWriter::lanes), which find the position a sequential pass finds.
+//
+// A loop that sums at least kNarrowScalars scalars (a dot tile, dot_tiling.h), and has no argmax
+// or argmin, runs ranges of at most kNarrowUpto iterations in kNarrowLanes lanes
+// (LoopPlan::narrow_lanes): the same sums in another grouping. Measured on AVX-512 (Zen 4), a 4 x 4
+// dot tile over 64 to 128 elements ran 1.05-1.7x faster in 8 lanes than in 16, and over 256 or 512
+// elements 1.1-1.2x slower.
 #pragma once
+
+#include <cstddef>
+#include <cstdint>
 
 #include "uops/ir/program.h"
 
 namespace uops {
+
+constexpr size_t kNarrowScalars = 4;
+constexpr int kNarrowLanes = 8;
+constexpr int64_t kNarrowUpto = 128;
 
 Program plan_simd_reductions(Program p);
 
