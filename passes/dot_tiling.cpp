@@ -125,24 +125,18 @@ std::optional<std::pair<Block, Block>> split_row_reductions(Program& p, const Bl
   second.loops[j].carried.clear();
   second.loops[j].stmts = moved;
 
-  // A store of T is once per iteration when its index has every loop's variable but k's as one
-  // whole axis.
-  auto once = [&](const std::vector<Index>& index) {
-    for (size_t k = 0; k < j + 1; ++k) {
-      bool whole_axis = false;
-      for (auto& e : index) whole_axis |= e->kind == IndexKind::Var && e->var == b.loops[k].var;
-      if (!whole_axis) return false;
-    }
-    return true;
-  };
+  // Each element the first block writes is written by one iteration (of every loop but k).
   auto first_accesses = block_accesses(first);
+  std::vector<bool> written = tensor_sets(first, int(p.tensors.size())).writes;
+  bool once = true;
+  for (size_t k = 0; k <= j; ++k) once &= exclusive(first_accesses, written, b.loops[k].var);
   for (auto& a : block_accesses(second)) {
     for (auto& f : first_accesses) {
       if (f.tensor != a.tensor || (!a.write && !f.write)) continue;
       if (a.write) return std::nullopt;
       // A read of what the first block writes: the stored element of the same iteration.
       const Stmt& store = first.loops[size_t(f.loop)].stmts[size_t(f.stmt)];
-      if (f.loop != int(j) || store.kind != StmtKind::assign || !once(store.index) ||
+      if (f.loop != int(j) || store.kind != StmtKind::assign || !once ||
           !same_index(store.index, a.index))
         return std::nullopt;
     }
