@@ -12,6 +12,7 @@
 
 #include "backends/c/c_compiler.h"
 #include "support/compare.h"
+#include "support/example_graphs.h"
 #include "support/programs.h"
 #include "support/random_graph.h"
 #include "uops/ir/printer.h"
@@ -671,12 +672,7 @@ TEST(CBackend, AttentionScoresAreTiledAndMatchInterpreter) {
   Graph g;
   Node q = g.input("q", 3, DType::f32), k = g.input("k", 3, DType::f32),
        v = g.input("v", 3, DType::f32);
-  std::vector<std::string> bijd = {"dA0[=dB0]", "dA1", "dB1", "dA2[=dB2]"};
-  Node s =
-      g.squeeze(g.reduce(ReduceOp::sum, {3},
-                         g.binary(BinaryOp::mul, g.reindex(q, bijd, {"i0", "i1", "i3"}, {q, k}),
-                                  g.reindex(k, bijd, {"i0", "i2", "i3"}, {q, k}))),
-                {3});
+  Node s = testing::attention_scores(g, q, k);
   s = g.binary(BinaryOp::mul, s, g.fill(s, 0.125));
   auto rows = [&](Node col) {
     return g.reindex(col, {"dA0", "dA1", "dA2"}, {"i0", "i1", "0"}, {s});

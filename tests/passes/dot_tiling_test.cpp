@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/compare.h"
+#include "support/example_graphs.h"
 #include "uops/ir/printer.h"
 #include "uops/ir/verifier.h"
 #include "uops/passes/pipeline.h"
@@ -28,10 +29,7 @@ namespace {
 Graph scores_then(ReduceOp op, bool softmax) {
   Graph g;
   Node q = g.input("q", 3, DType::f32), k = g.input("k", 3, DType::f32);
-  std::vector<std::string> bijd = {"dA0[=dB0]", "dA1", "dB1", "dA2[=dB2]"};
-  Node qk = g.binary(BinaryOp::mul, g.reindex(q, bijd, {"i0", "i1", "i3"}, {q, k}),
-                     g.reindex(k, bijd, {"i0", "i2", "i3"}, {q, k}));
-  Node s = g.squeeze(g.reduce(ReduceOp::sum, {3}, qk), {3});
+  Node s = testing::attention_scores(g, q, k);
   s = g.binary(BinaryOp::mul, s, g.fill(s, 0.125));
   Node r = g.reduce(op, {2}, s);
   g.output("r", r);
@@ -92,12 +90,7 @@ TEST(DotTiling, RandomScoresAndRowReductionsMatchExactly) {
     DType dt = pick(2) ? DType::f32 : DType::f64;
     Graph g;
     Node q = g.input("q", 3, dt), k = g.input("k", 3, dt), bias = g.input("bias", 1, dt);
-    std::vector<std::string> bijd = {"dA0[=dB0]", "dA1", "dB1", "dA2[=dB2]"};
-    Node s =
-        g.squeeze(g.reduce(ReduceOp::sum, {3},
-                           g.binary(BinaryOp::mul, g.reindex(q, bijd, {"i0", "i1", "i3"}, {q, k}),
-                                    g.reindex(k, bijd, {"i0", "i2", "i3"}, {q, k}))),
-                  {3});
+    Node s = testing::attention_scores(g, q, k);
     switch (pick(4)) {
       case 0:
         s = g.binary(BinaryOp::mul, s, g.fill(s, 0.125));

@@ -1,6 +1,9 @@
 // Ops written with uops the way a user would, shared by the example and golden-text suites.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "uops/ir/graph.h"
 
 namespace uops::testing {
@@ -13,6 +16,15 @@ inline void build_matmul(Graph& g, DType dt = DType::f32) {
   Node prod = g.binary(BinaryOp::mul, ar, br);
   Node sum = g.reduce(ReduceOp::sum, {2}, prod);
   g.output("c", g.reindex(sum, {"dA0", "dA1"}, {"i0", "i1", "0"}));
+}
+
+// s[b, i, j] = sum_d q[b, i, d] * k[b, j, d]: attention's scores, a batched q k^T, for q [B, M, D]
+// and k [B, N, D].
+inline Node attention_scores(Graph& g, Node q, Node k) {
+  const std::vector<std::string> bijd = {"dA0[=dB0]", "dA1", "dB1", "dA2[=dB2]"};
+  Node qk = g.binary(BinaryOp::mul, g.reindex(q, bijd, {"i0", "i1", "i3"}, {q, k}),
+                     g.reindex(k, bijd, {"i0", "i2", "i3"}, {q, k}));
+  return g.squeeze(g.reduce(ReduceOp::sum, {3}, qk), {3});
 }
 
 // y[n, oh, ow, o] = sum_{kh, kw, c} x[n, oh + kh - pad, ow + kw - pad, c] * w[o, kh, kw, c]
