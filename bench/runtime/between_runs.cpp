@@ -4,6 +4,11 @@
 // declared costs. Per peer and graph it prints the median wall time of one run (per node, or
 // per run for fork/join) and the CPU time per run of the threads the peer started: for graphs
 // of empty kernels that is their spinning and waking.
+//
+// It restarts itself with OMP_WAIT_POLICY=passive unless the policy is set, as the other benches
+// do: libgomp's threads otherwise spin 3-8 ms after each OpenMP run, so on 2 cores whichever
+// peer runs next shares a core with a spinner and no runtime but OpenMP can show a fork/join
+// speedup above 1.33x there (docs/design.md, section 3.8).
 #include "between_runs.h"
 
 #include <dirent.h>
@@ -23,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/common/bench_common.h"
 #include "graphs.h"
 #include "uops/runtime/cpu_executor.h"
 
@@ -374,6 +380,7 @@ void print(const std::vector<Row>& rows, std::chrono::microseconds pause, int sa
 }  // namespace
 
 int between_runs_main(int argc, char** argv) {
+  restart_with_passive_omp(argv);
   std::vector<long> pauses = {2000, 0};
   int samples = 11;
   bool small = true, large = true;
@@ -402,6 +409,8 @@ int between_runs_main(int argc, char** argv) {
       return 2;
     }
   }
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  std::printf("OMP_WAIT_POLICY=%s\n", policy ? policy : "(unset)");
   const runtime::Graph random = random_dag(10'000, 2);
   const std::vector<Case> cases = {
       {"ladder, 1,000 nodes", 1000, ladder(1000)},
