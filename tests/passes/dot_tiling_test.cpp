@@ -87,34 +87,7 @@ TEST(DotTiling, RandomScoresAndRowReductionsMatchExactly) {
   int split = 0;
   const int n = 60;
   for (int trial = 0; trial < n; ++trial) {
-    DType dt = pick(2) ? DType::f32 : DType::f64;
-    Graph g;
-    Node q = g.input("q", 3, dt), k = g.input("k", 3, dt), bias = g.input("bias", 1, dt);
-    Node s = testing::attention_scores(g, q, k);
-    switch (pick(4)) {
-      case 0:
-        s = g.binary(BinaryOp::mul, s, g.fill(s, 0.125));
-        break;
-      case 1:
-        s = g.binary(BinaryOp::add, s, g.reindex(bias, {"dA0", "dA1", "dA2"}, {"i2"}, {s}));
-        break;
-      case 2: {
-        Node causal = g.binary(BinaryOp::le, g.iota({"dA0", "dA1", "dA2"}, "i2", {s}),
-                               g.iota({"dA0", "dA1", "dA2"}, "i1", {s}));
-        s = g.ternary(causal, s, g.fill(s, -1e30));
-        break;
-      }
-      default:
-        break;
-    }
-    const ReduceOp ops[] = {ReduceOp::max, ReduceOp::min, ReduceOp::sum, ReduceOp::mean};
-    Node r =
-        g.reindex(g.reduce(ops[pick(4)], {2}, s), {"dA0", "dA1", "dA2"}, {"i0", "i1", "0"}, {s});
-    const BinaryOp joins[] = {BinaryOp::sub, BinaryOp::mul, BinaryOp::sub};
-    int join = pick(3);
-    Node out = g.binary(joins[join], s, r);
-    if (join == 0) out = g.unary(UnaryOp::exp, out);
-    g.output("out", out);
+    Graph g = testing::random_attention_scores(pick);
     Program p = optimize(lower(g));
     Program t = tile_dots(p, 2, 3);
     ASSERT_TRUE(verify(t).empty()) << verify(t)[0] << print(t);
