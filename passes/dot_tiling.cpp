@@ -80,7 +80,7 @@ Stmt substituted(Stmt s, const std::map<int, Index>& vars, const std::map<int, i
 // i's, raise nothing, and read what the first block writes only at the element T stored in the
 // same iteration, which no other iteration stores; the second block may write nothing the first
 // touches.
-std::optional<std::pair<Block, Block>> split_row_reductions(Program& p, const Block& b) {
+std::optional<std::pair<Block, Block>> split_block(Program& p, const Block& b) {
   size_t n = b.loops.size();
   if (n < 3) return std::nullopt;
   size_t i = n - 3, j = n - 2;
@@ -209,21 +209,35 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Blo
     if (!empty(rest->loops[j - 1]) && !empty(rest->loops[j])) blocks.push_back(std::move(*rest));
 }
 
-}  // namespace
-
-Program tile_dots(Program p, int64_t rows, int64_t cols) {
+// Block by block: a split's two blocks, the first through `first`, or the block through `first`.
+template <class F>
+Program split_each(Program p, F first) {
   std::vector<Block> blocks;
   for (auto& b : p.blocks) {
-    auto split = dot_loop(p, b) == 0 ? split_row_reductions(p, b) : std::nullopt;
+    auto split = dot_loop(p, b) == 0 ? split_block(p, b) : std::nullopt;
     if (split) {
-      tile_block(p, std::move(split->first), rows, cols, blocks);
+      first(p, std::move(split->first), blocks);
       blocks.push_back(std::move(split->second));
     } else {
-      tile_block(p, std::move(b), rows, cols, blocks);
+      first(p, std::move(b), blocks);
     }
   }
   p.blocks = std::move(blocks);
   return p;
+}
+
+}  // namespace
+
+Program tile_dots(Program p, int64_t rows, int64_t cols) {
+  return split_each(std::move(p), [&](Program& q, Block b, std::vector<Block>& blocks) {
+    tile_block(q, std::move(b), rows, cols, blocks);
+  });
+}
+
+Program split_row_reductions(Program p) {
+  return split_each(std::move(p), [](Program&, Block b, std::vector<Block>& blocks) {
+    blocks.push_back(std::move(b));
+  });
 }
 
 }  // namespace uops

@@ -150,11 +150,12 @@ bool accumulate_directly(Program& p, Block& b, size_t k, const Carried& carried,
 
 // Whether the loads of tensor t in the block can be read from a copy of t laid out for the new
 // order: t is not written in the block, every load of it holds one index whose axes are distinct
-// plain loop variables, one of them `var`, and at least two loops do not index t, so each element
-// is read many times and the copy pays for itself (conv2d's weights, once per output pixel). One
-// such loop is not enough: it is a linear layer's batch, often 1, where a copy of the weights
-// costs more than the product (a matrix-vector product reads each weight once).
-bool packable(const Block& b, const std::vector<Access>& accesses, int t, int var) {
+// plain loop variables, one of them `var`, and at least `reuse` loops do not index t. Two, so
+// each element is read many times and the copy pays for itself (conv2d's weights, once per output
+// pixel). One such loop is not enough: it is a linear layer's batch, often 1, where a copy of the
+// weights costs more than the product (a matrix-vector product reads each weight once); the C
+// backend's packed variant takes one and tests its length at run time (packed_variant.h).
+bool packable(const Block& b, const std::vector<Access>& accesses, int t, int var, int reuse) {
   const std::vector<Index>* index = nullptr;
   for (auto& a : accesses) {
     if (a.tensor != t) continue;
@@ -166,17 +167,18 @@ bool packable(const Block& b, const std::vector<Access>& accesses, int t, int va
     if (e->kind != IndexKind::Var || std::count(vars.begin(), vars.end(), e->var)) return false;
     vars.push_back(e->var);
   }
-  auto reuse = std::count_if(b.loops.begin(), b.loops.end(), [&](const Loop& l) {
+  auto across = std::count_if(b.loops.begin(), b.loops.end(), [&](const Loop& l) {
     return !std::count(vars.begin(), vars.end(), l.var);
   });
-  return reuse >= 2 && std::count(vars.begin(), vars.end(), var);
+  return across >= reuse && std::count(vars.begin(), vars.end(), var);
 }
 
 // The loop order of the header for a block whose statements all sit in its innermost loop, or
 // nothing when the block keeps its order. `pack` receives the tensors whose loads must read a
-// copy laid out for the new order (see pack_for_order).
+// copy laid out for the new order (see pack_for_order); with `reuse` 1, also those read across a
+// single loop.
 std::optional<std::vector<size_t>> better_order(const Program& p, const Block& b,
-                                                std::vector<int>* pack) {
+                                                std::vector<int>* pack, int reuse) {
   size_t n = b.loops.size();
   if (n < 2) return std::nullopt;
   size_t prefix = 0;
@@ -252,7 +254,7 @@ std::optional<std::vector<size_t>> better_order(const Program& p, const Block& b
   bool must = !innermost_fine && walks_well(last) && !walks_well(v);
   for (auto& a : accesses) {
     if (a.write || stride_one(a, v) || invariant(a, v)) continue;
-    if (packable(b, accesses, a.tensor, v)) {
+    if (packable(b, accesses, a.tensor, v, reuse)) {
       if (!std::count(pack->begin(), pack->end(), a.tensor)) pack->push_back(a.tensor);
     } else if (must) {
       return std::nullopt;
@@ -316,7 +318,7 @@ void pack_for_order(Program& p, size_t bi, int t) {
 // own: it splits into one block per written tensor, each with its statements in their order
 // (the later ones on new loop variables), when some part can then be reordered, which the whole
 // cannot (a matmul gradient's da and db, fused because they share their loops and loads).
-std::vector<Block> split_independent(Program& p, const Block& b) {
+std::vector<Block> split_independent(Program& p, const Block& b, int reuse) {
   for (size_t k = 0; k < b.loops.size(); ++k)
     if (!b.loops[k].carried.empty() || (k + 1 < b.loops.size() && !b.loops[k].stmts.empty()))
       return {};
@@ -335,7 +337,7 @@ std::vector<Block> split_independent(Program& p, const Block& b) {
     std::erase_if(part.loops.back().stmts, [&](const Stmt& s) { return s.tensor != t; });
     if (!parts.empty()) fresh_vars(p, part);
     std::vector<int> pack;
-    reorders |= better_order(p, part, &pack).has_value();
+    reorders |= better_order(p, part, &pack, reuse).has_value();
     parts.push_back(std::move(part));
   }
   return reorders ? parts : std::vector<Block>{};
@@ -414,10 +416,33 @@ constexpr size_t kKept = size_t(-1);
 
 // Reorders block bi (packing what the new order needs); returns the blocks it put before it, or
 // kKept when the block keeps its order.
-size_t reorder(Program& p, size_t bi, Block b) {
+// With `once`, copies read across a single loop may be made, and `once` receives the lengths of
+// each (PackedOnce).
+size_t reorder(Program& p, size_t bi, Block b, std::vector<PackedOnce>* once) {
   std::vector<int> pack;
-  auto order = better_order(p, b, &pack);
+  auto order = better_order(p, b, &pack, once ? 1 : 2);
   if (!order) return kKept;
+  if (once) {
+    // The loops that index no copied element re-read it; those that index no written one reduce.
+    auto accesses = block_accesses(b);
+    auto indexes = [&](const Loop& l, bool write, int t) {
+      for (auto& a : accesses)
+        if (a.write == write && (write || a.tensor == t))
+          for (auto& e : a.index)
+            if (uses_var(e, l.var)) return true;
+      return false;
+    };
+    for (int t : pack) {
+      PackedOnce copy{idx::constant(1), idx::constant(1)};
+      int across = 0;
+      for (auto& l : b.loops) {
+        Index n = idx::sub(l.end, l.start);
+        if (!indexes(l, false, t)) copy.reuse = idx::mul(copy.reuse, n), ++across;
+        if (!indexes(l, true, t)) copy.reduction = idx::mul(copy.reduction, n);
+      }
+      if (across == 1) once->push_back(std::move(copy));
+    }
+  }
   std::vector<Stmt> stmts = std::move(b.loops.back().stmts);
   std::vector<Loop> loops;
   for (size_t k : *order) loops.push_back(std::move(b.loops[k]));
@@ -430,10 +455,11 @@ size_t reorder(Program& p, size_t bi, Block b) {
 
 }  // namespace
 
-Program order_loops(Program p) {
+Program order_loops(Program p, std::vector<PackedOnce>* packed_once) {
+  const int reuse = packed_once ? 1 : 2;
   for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
     int num_vars = p.num_vars;
-    if (auto parts = split_independent(p, p.blocks[bi]); !parts.empty()) {
+    if (auto parts = split_independent(p, p.blocks[bi], reuse); !parts.empty()) {
       p.blocks.erase(p.blocks.begin() + long(bi));
       p.blocks.insert(p.blocks.begin() + long(bi), parts.begin(), parts.end());
     } else {
@@ -448,7 +474,7 @@ Program order_loops(Program p) {
         if (c.op == ReduceOp::sum || c.op == ReduceOp::max || c.op == ReduceOp::min)
           accumulate_directly(p, b, k, c, &prologues, &epilogues);
     }
-    size_t packs = reorder(p, bi, std::move(b));
+    size_t packs = reorder(p, bi, std::move(b), packed_once);
     if (packs == kKept) {
       p.num_vars = num_vars;
       to_dot_products(p, bi);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <thread>
 
 #include "backends/backend_entries.h"
@@ -13,6 +14,7 @@
 #include "backends/codegen/zero_fill.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
+#include "uops/passes/packed_variant.h"
 
 namespace uops {
 
@@ -22,10 +24,24 @@ namespace {
 
 using KernelFn = int (*)(void* const*, const int64_t*, const int64_t*, int);
 
+// A compiled program: its function and the tensors whose initial zero shows (the others are
+// allocated uninitialized).
+struct Compiled {
+  Program p;
+  KernelFn fn = nullptr;
+  std::vector<bool> zero;
+};
+
 class CKernel : public Executable {
  public:
   CKernel(Program p, KernelFn fn, int threads)
-      : p_(std::move(p)), zero_(codegen::needs_zero_fill(p_)), fn_(fn), threads_(threads) {}
+      : plain_(compiled(std::move(p), fn)), threads_(threads) {}
+  // With the packed variant (uops/passes/packed_variant.h), run where it pays.
+  CKernel(Program p, KernelFn fn, PackedVariant v, KernelFn packed, int threads)
+      : plain_(compiled(std::move(p), fn)),
+        packed_(compiled(std::move(v.program), packed)),
+        copies_(std::move(v.copies)),
+        threads_(threads) {}
 
   TensorMap run(const TensorMap& inputs, const ParamMap& params) const override {
     TensorMap out;
@@ -34,12 +50,29 @@ class CKernel : public Executable {
   }
   void run_into(const TensorMap& inputs, TensorMap& outputs,
                 const ParamMap& params) const override {
-    Binding b = bind(p_, inputs, params);
-    std::vector<Tensor> temporaries(p_.tensors.size());
+    Binding b = bind(plain_.p, inputs, params);
+    if (packed_.fn && packed_variant_pays(copies_, b.env()))
+      run_compiled(packed_, bind(packed_.p, inputs, params), inputs, outputs);
+    else
+      run_compiled(plain_, b, inputs, outputs);
+  }
+  std::string backend() const override { return "c"; }
+  const Program& program() const override { return plain_.p; }
+
+ private:
+  static Compiled compiled(Program p, KernelFn fn) {
+    std::vector<bool> zero = codegen::needs_zero_fill(p);
+    return {std::move(p), fn, std::move(zero)};
+  }
+
+  void run_compiled(const Compiled& c, const Binding& b, const TensorMap& inputs,
+                    TensorMap& outputs) const {
+    const Program& p = c.p;
+    std::vector<Tensor> temporaries(p.tensors.size());
     std::vector<void*> pointers;
     std::vector<int64_t> sizes;
-    for (size_t t = 0; t < p_.tensors.size(); ++t) {
-      const TensorInfo& info = p_.tensors[t];
+    for (size_t t = 0; t < p.tensors.size(); ++t) {
+      const TensorInfo& info = p.tensors[t];
       sizes.insert(sizes.end(), b.shapes[t].begin(), b.shapes[t].end());
       if (info.role == Role::input) {
         pointers.push_back(const_cast<unsigned char*>(inputs.at(info.name).bytes.data()));
@@ -50,27 +83,23 @@ class CKernel : public Executable {
         dst = &outputs[info.name];
         if (dst->dtype == info.dtype && dst->shape == b.shapes[t] &&
             int64_t(dst->bytes.size()) == dst->numel() * int64_t(dtype_size(info.dtype))) {
-          if (zero_[t]) std::fill(dst->bytes.begin(), dst->bytes.end(), 0);
+          if (c.zero[t]) std::fill(dst->bytes.begin(), dst->bytes.end(), 0);
           pointers.push_back(dst->bytes.data());
           continue;
         }
       }
-      *dst = zero_[t] ? Tensor(info.dtype, b.shapes[t])
-                      : Tensor::uninitialized(info.dtype, b.shapes[t]);
+      *dst = c.zero[t] ? Tensor(info.dtype, b.shapes[t])
+                       : Tensor::uninitialized(info.dtype, b.shapes[t]);
       pointers.push_back(dst->bytes.data());
     }
     std::vector<int64_t> values;
-    for (auto& name : p_.params) values.push_back(b.params.at(name));
-    if (int rc = fn_(pointers.data(), sizes.data(), values.data(), threads_))
+    for (auto& name : p.params) values.push_back(b.params.at(name));
+    if (int rc = c.fn(pointers.data(), sizes.data(), values.data(), threads_))
       throw Error(codegen::kernel_error_message(rc));
   }
-  std::string backend() const override { return "c"; }
-  const Program& program() const override { return p_; }
 
- private:
-  Program p_;
-  std::vector<bool> zero_;  // per tensor: does the IR's initial zero show?
-  KernelFn fn_;
+  Compiled plain_, packed_;
+  std::vector<PackedOnce> copies_;
   int threads_;
 };
 
@@ -88,9 +117,37 @@ KernelFn entry(void* handle, const std::string& name) {
 }  // namespace
 
 std::unique_ptr<Executable> compile_c(Program p, const CCompileOptions& options) {
-  void* handle = cgen::compile_and_load(emit_c(p, options), options);
-  KernelFn fn = entry(handle, "uops_kernel");
-  return std::make_unique<CKernel>(std::move(p), fn, thread_count(options));
+  auto variant = options.packed_variant ? packed_variant(p) : std::nullopt;
+  if (!variant) {
+    void* handle = cgen::compile_and_load(emit_c(p, options), options);
+    return std::make_unique<CKernel>(std::move(p), entry(handle, "uops_kernel"),
+                                     thread_count(options));
+  }
+  // The functions emit_c prints in one unit, compiled as two units side by side: the variant
+  // doubles the source, not the wait.
+  void* packed = nullptr;
+  std::exception_ptr packed_error;
+  std::thread compiler([&] {
+    try {
+      packed = cgen::compile_and_load(
+          cgen::emit_c_unit({&variant->program}, {"uops_kernel_packed"}, options.reassociate),
+          options);
+    } catch (...) {
+      packed_error = std::current_exception();
+    }
+  });
+  void* handle = nullptr;
+  try {
+    handle = cgen::compile_and_load(cgen::emit_c_unit({&p}, {"uops_kernel"}, options.reassociate),
+                                    options);
+  } catch (...) {
+    compiler.join();
+    throw;
+  }
+  compiler.join();
+  if (packed_error) std::rethrow_exception(packed_error);
+  return std::make_unique<CKernel>(std::move(p), entry(handle, "uops_kernel"), std::move(*variant),
+                                   entry(packed, "uops_kernel_packed"), thread_count(options));
 }
 
 Backend c_backend() {

@@ -4,6 +4,7 @@
 
 #include "backends/codegen/kernel_writer.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/passes/packed_variant.h"
 #include "uops/passes/parallel_loops.h"
 #include "uops/passes/pipeline.h"
 
@@ -267,7 +268,10 @@ std::string emit_c_unit(const std::vector<const Program*>& programs,
 namespace uops {
 
 std::string emit_c(const Program& p, const CCompileOptions& options) {
-  return cgen::emit_c_unit({&p}, {"uops_kernel"}, options.reassociate);
+  auto variant = options.packed_variant ? packed_variant(p) : std::nullopt;
+  if (!variant) return cgen::emit_c_unit({&p}, {"uops_kernel"}, options.reassociate);
+  return cgen::emit_c_unit({&p, &variant->program}, {"uops_kernel", "uops_kernel_packed"},
+                           options.reassociate);
 }
 
 }  // namespace uops

@@ -28,4 +28,7 @@ namespace uops {
 
 Program tile_dots(Program p, int64_t rows = 4, int64_t cols = 4);
 
+// That first step alone, which also lets loop_order pack the scores' operand (packed_variant.h).
+Program split_row_reductions(Program p);
+
 }  // namespace uops

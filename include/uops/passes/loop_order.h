@@ -47,10 +47,19 @@
 // contributions in the same order from the same zero: bit-exact.
 #pragma once
 
+#include <vector>
+
 #include "uops/ir/program.h"
 
 namespace uops {
 
-Program order_loops(Program p);
+// With `packed_once`, a tensor read across a single loop is packed too, and `packed_once`
+// receives one entry per such copy: the C backend's packed variant, which it runs where the copy
+// pays (packed_variant.h).
+struct PackedOnce {
+  ir::Index reuse;      // the iterations of the loop that re-reads each element of the copy
+  ir::Index reduction;  // the iterations of the reduction loops of the block reading it
+};
+Program order_loops(Program p, std::vector<PackedOnce>* packed_once = nullptr);
 
 }  // namespace uops

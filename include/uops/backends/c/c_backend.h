@@ -50,6 +50,11 @@ struct CCompileOptions {
   // "" (the compiler's default target: portable), or any other value, passed as -march=<value>.
   std::string target = "native";
   std::vector<std::string> extra_flags;
+  // Also compile the program's packed variant, where it has one (uops/passes/packed_variant.h:
+  // contractions whose operand a single loop re-reads, such as attention's q k^T and a linear
+  // layer), as entry point uops_kernel_packed, and run it when that loop is long enough. The same
+  // bits either way; off, the source is shorter and compiles faster.
+  bool packed_variant = true;
 };
 
 std::string emit_c(const Program& p, const CCompileOptions& options = {});
