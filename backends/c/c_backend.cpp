@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <optional>
 #include <thread>
 
 #include "backends/backend_entries.h"
@@ -51,10 +52,16 @@ class CKernel : public Executable {
   void run_into(const TensorMap& inputs, TensorMap& outputs,
                 const ParamMap& params) const override {
     Binding b = bind(plain_.p, inputs, params);
-    if (packed_.fn && packed_variant_pays(copies_, b.env()))
-      run_compiled(packed_, bind(packed_.p, inputs, params), inputs, outputs);
-    else
-      run_compiled(plain_, b, inputs, outputs);
+    if (packed_.fn && packed_variant_pays(copies_, b.env())) {
+      std::optional<Binding> with_copies;
+      try {
+        with_copies = bind(packed_.p, inputs, params);
+      } catch (const LimitError&) {
+        // The copies do not fit in the memory budget where the program does: run the program.
+      }
+      if (with_copies) return run_compiled(packed_, *with_copies, inputs, outputs);
+    }
+    run_compiled(plain_, b, inputs, outputs);
   }
   std::string backend() const override { return "c"; }
   const Program& program() const override { return plain_.p; }

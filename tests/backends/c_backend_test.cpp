@@ -15,10 +15,13 @@
 #include "support/example_graphs.h"
 #include "support/programs.h"
 #include "support/random_graph.h"
+#include "uops/ir/binding.h"
+#include "uops/ir/memory_budget.h"
 #include "uops/ir/printer.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/copy_tiling.h"
 #include "uops/passes/dot_tiling.h"
+#include "uops/passes/packed_variant.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/reduction_tiling.h"
 #include "uops/passes/register_tiles.h"
@@ -689,6 +692,40 @@ TEST(CBackend, AttentionScoresAreTiledAndMatchInterpreter) {
     EXPECT_TRUE(testing::same_outputs(want, slow->run(in), 1e-6)) << m << "x" << n;
     EXPECT_TRUE(testing::same_outputs(want, fast->run(in), 1e-5)) << m << "x" << n;
   }
+}
+
+// Where the packed variant's copies would pass the memory budget that the program fits in, the
+// kernel runs the program (the same bits) instead of refusing the run.
+TEST(CBackend, PackedVariantGivesWayToTheMemoryBudget) {
+  Graph g;
+  testing::build_attention(g);
+  Program p = optimize(lower(g));
+  auto variant = packed_variant(p);
+  ASSERT_TRUE(variant);
+  TensorMap in =
+      testing::random_inputs(p, {{"q", {2, 70, 16}}, {"k", {2, 33, 16}}, {"v", {2, 33, 16}}}, 5);
+  auto bytes = [&](const Program& q) {
+    Binding b = bind(q, in, {});
+    int64_t n = 0;
+    for (size_t t = 0; t < q.tensors.size(); ++t) {
+      if (q.tensors[t].role == Role::input) continue;
+      int64_t numel = 1;
+      for (int64_t d : b.shapes[t]) numel *= d;
+      n += numel * int64_t(dtype_size(q.tensors[t].dtype));
+    }
+    return n;
+  };
+  ASSERT_LT(bytes(p), bytes(variant->program));
+  TensorMap want = interpret(p, in);
+  CCompileOptions exact;
+  exact.reassociate = false;
+  auto exe = compile_c(p, exact);
+  set_memory_budget(bytes(p));
+  EXPECT_THROW(bind(variant->program, in, {}), LimitError);
+  TensorMap got;
+  EXPECT_NO_THROW(got = exe->run(in));
+  set_memory_budget(0);
+  EXPECT_TRUE(testing::same_outputs(want, got, 0)) << "budget " << bytes(p);
 }
 
 // run_into writes into the caller's tensors when they fit (the same buffer, no allocation) and
