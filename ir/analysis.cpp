@@ -83,6 +83,16 @@ bool bounds_use_vars(const Loop& l) {
   return uses_any_var(l.start) || uses_any_var(l.end);
 }
 
+int64_t one_tile_extent(const Loop& l) {
+  int64_t c = 0;
+  if (l.end->kind == IndexKind::Min)
+    for (const Index& bound : {l.end->a, l.end->b})
+      if (bound->kind == IndexKind::Add && equal(bound->a, l.start) && is_const(bound->b, &c) &&
+          c > 0)
+        return c;
+  return 0;
+}
+
 bool reads_row(const std::vector<Index>& index, int var, Index* start) {
   if (index.empty() || !plus_var(index.back(), var)) return false;
   for (size_t a = 0; a + 1 < index.size(); ++a)

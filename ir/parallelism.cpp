@@ -48,6 +48,16 @@ bool written(const std::vector<TensorAccess>& as) {
 // [x + v * c, x + v * c + c). Gives x (null when there is none) and c.
 std::optional<std::pair<Index, int64_t>> tile_of(const Index& e, int v, const Block& b,
                                                  size_t depth) {
+  // Or one of those loops whose range is one tile of v's, [x + v * c, min(y, x + v * c + c))
+  // (tile_copies).
+  for (size_t k = depth; e->kind == IndexKind::Var && k < b.loops.size(); ++k) {
+    const Loop& l = b.loops[k];
+    if (l.var != e->var) continue;
+    int64_t c = one_tile_extent(l);
+    const Index& tiles = l.start->kind == IndexKind::Add ? l.start->b : l.start;
+    auto t = c > 0 && tiles->kind == IndexKind::Mul ? tile_of(l.start, v, b, depth) : std::nullopt;
+    return t && t->second == c ? t : std::nullopt;
+  }
   Index rest = e, x, u;
   if (rest->kind == IndexKind::Add &&
       (rest->b->kind == IndexKind::Var || rest->b->kind == IndexKind::Const))

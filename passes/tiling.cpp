@@ -80,16 +80,6 @@ Loop split_into_tiles(Program& p, Loop& l, int64_t tile) {
   return tiles;
 }
 
-int64_t one_tile_extent(const Loop& l) {
-  int64_t c = 0;
-  if (l.end->kind == IndexKind::Min)
-    for (const Index& bound : {l.end->a, l.end->b})
-      if (bound->kind == IndexKind::Add && equal(bound->a, l.start) && is_const(bound->b, &c) &&
-          c > 0)
-        return c;
-  return 0;
-}
-
 // How many whole tiles of `size` l's range holds.
 Index whole_tiles(const Loop& l, int64_t size) {
   return idx::floordiv(idx::max(idx::sub(l.end, l.start), idx::constant(0)), idx::constant(size));

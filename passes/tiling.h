@@ -35,9 +35,6 @@ std::pair<Loop, Loop> split_whole_tiles(Program& p, Block& b, size_t at, int64_t
 // `out`: b itself when j holds no whole run.
 void tile_columns(Program& p, Block b, size_t at, int64_t cols, bool unroll,
                   std::vector<Block>& out);
-// The most iterations of a loop that split_into_tiles made one tile of, [s, min(e, s + c)): c;
-// 0 for any other loop.
-int64_t one_tile_extent(const Loop& l);
 // How many whole tiles of `size` l's range holds.
 Index whole_tiles(const Loop& l, int64_t size);
 

@@ -57,5 +57,33 @@ TEST(Parallelism, AnOuterLoopWithStatementsKeepsItsThreadsWaiting) {
   EXPECT_FALSE(stays_with_threads(p.blocks[0], 1)) << print(p);
 }
 
+// for v0 in [0, 4): for v1 in [4 * v0, min(13, 4 * v0 + width)): y[v1] = 1 (tile_copies' shape):
+// with tiles of 4 (the last one shorter) the tile loop v0 is exclusive; with ranges of 5 each
+// iteration writes the first element of the next, and it is not.
+Program tiles_of(int64_t width) {
+  Program p;
+  p.tensors.push_back({"y", DType::f32, {idx::constant(13)}, Role::output});
+  Stmt s;
+  s.tensor = 0;
+  s.index = {idx::var(1)};
+  s.value = val::constant(1);
+  Index first = idx::mul(idx::var(0), idx::constant(4));
+  Block b{{}, "test"};
+  b.loops.push_back(Loop{0, idx::constant(0), idx::constant(4), {}, {}});
+  b.loops.push_back(
+      Loop{1, first, idx::min(idx::constant(13), idx::add(first, idx::constant(width))), {}, {}});
+  b.loops.back().stmts.push_back(s);
+  p.blocks.push_back(b);
+  p.num_vars = 2;
+  return p;
+}
+
+TEST(Parallelism, ALoopOverTilesOfAnotherIsExclusiveWhenTheTilesAreDisjoint) {
+  Program tiled = tiles_of(4), overlapping = tiles_of(5);
+  EXPECT_TRUE(loop_parallelism(tiled, tiled.blocks[0])[0].exclusive) << print(tiled);
+  EXPECT_FALSE(loop_parallelism(overlapping, overlapping.blocks[0])[0].exclusive)
+      << print(overlapping);
+}
+
 }  // namespace
 }  // namespace uops
