@@ -15,6 +15,7 @@
 #include "uops/ir/verifier.h"
 #include "uops/passes/copy_tiling.h"
 #include "uops/passes/dot_tiling.h"
+#include "uops/passes/packed_variant.h"
 #include "uops/passes/pipeline.h"
 #include "uops/passes/reduction_tiling.h"
 #include "uops/uops.h"
@@ -153,6 +154,19 @@ TEST(Differential, CopyTilesMatchExactly) {
       n, [](const Program& q, uint64_t) { return q; },
       [](const Program& q) { return tile_copies(q, 2); });
   EXPECT_GE(tiled, n / 400) << "too few random programs have a transposing copy to tile";
+}
+
+// The packed variant (which the C backend compiles beside the program and runs where its copies
+// pay) reads copies of the same elements and keeps every contribution's order: bit for bit.
+TEST(Differential, PackedVariantsMatchExactly) {
+  int n = trials(2000);
+  int packed = check_exact(
+      n, [](const Program& q, uint64_t) { return q; },
+      [](const Program& q) {
+        auto v = packed_variant(q);
+        return v ? v->program : q;
+      });
+  EXPECT_GE(packed, n / 400) << "too few random programs have an operand one loop re-reads";
 }
 
 }  // namespace
