@@ -78,6 +78,23 @@ TEST(CDifferential, RandomProgramsMatchInterpreter) {
   }
 }
 
+// `changed[i]`, compiled exact (-O1, one compiler call for all), gives what the interpreter gives
+// on `programs[i]`, into outputs that start as NaN: an element the kernel does not write (a fill
+// trimmed where no tile stores, fill_trimming.h) shows.
+void expect_exact_c(const std::vector<RandomCase>& cases, const std::vector<Program>& programs,
+                    const std::vector<Program>& changed) {
+  CCompileOptions quick;
+  quick.extra_flags = {"-O1"};
+  quick.reassociate = false;
+  auto exes = compile_c_batch(changed, quick);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    TensorMap want = interpret(programs[i], cases[i].inputs, cases[i].params);
+    TensorMap got = testing::nan_like(want);
+    exes[i]->run_into(cases[i].inputs, got, cases[i].params);
+    EXPECT_TRUE(testing::same_outputs(want, got)) << print(programs[i]) << emit_c(changed[i]);
+  }
+}
+
 // Random programs with a contraction, tiled in registers (tiles of 2 x 3 after reduction tiles
 // of 2, so that random sizes span several and leave rows and columns over), which the emitter
 // keeps in local arrays: bit for bit against the untiled program in the interpreter. Few random
@@ -107,18 +124,7 @@ TEST(CDifferential, RegisterTilesMatchInterpreter) {
   ASSERT_EQ(int(cases.size()), wanted) << "too few random programs have a contraction to tile";
   EXPECT_GE(guarded, std::max(1, wanted / 10)) << "too few tiles check their loads";
   EXPECT_GE(rows, std::max(1, wanted / 20)) << "too few tiles read rows through pointers";
-  CCompileOptions quick;
-  quick.extra_flags = {"-O1"};
-  quick.reassociate = false;
-  auto exes = compile_c_batch(tiled, quick);
-  for (size_t i = 0; i < cases.size(); ++i) {
-    TensorMap want = interpret(programs[i], cases[i].inputs, cases[i].params);
-    // Into outputs that start as NaN: a fill trimmed where no tile stores (fill_trimming.h)
-    // shows.
-    TensorMap got = testing::nan_like(want);
-    exes[i]->run_into(cases[i].inputs, got, cases[i].params);
-    EXPECT_TRUE(testing::same_outputs(want, got)) << print(programs[i]) << emit_c(tiled[i]);
-  }
+  expect_exact_c(cases, programs, tiled);
 }
 
 // Random programs with an operand one loop re-reads (a contraction with w read transposed), as
@@ -143,16 +149,7 @@ TEST(CDifferential, PackedVariantsMatchInterpreter) {
     variants.push_back(std::move(v->program));
   }
   ASSERT_EQ(int(cases.size()), wanted) << "too few random programs have a packed variant";
-  CCompileOptions quick;
-  quick.extra_flags = {"-O1"};
-  quick.reassociate = false;
-  auto exes = compile_c_batch(variants, quick);
-  for (size_t i = 0; i < cases.size(); ++i) {
-    TensorMap want = interpret(programs[i], cases[i].inputs, cases[i].params);
-    TensorMap got = testing::nan_like(want);
-    exes[i]->run_into(cases[i].inputs, got, cases[i].params);
-    EXPECT_TRUE(testing::same_outputs(want, got)) << print(programs[i]) << print(variants[i]);
-  }
+  expect_exact_c(cases, programs, variants);
 }
 
 // Gradients of random graphs with contractions and pooling-like windows scatter through
