@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <optional>
 
 #include "support/compare.h"
 #include "support/random_graph.h"
@@ -95,6 +97,31 @@ void expect_exact_c(const std::vector<RandomCase>& cases, const std::vector<Prog
   }
 }
 
+// Random programs, optimized, and what `change` makes of them, for the first `wanted` seeds it
+// changes (nothing: unchanged). Contractions in every program, or in every other one.
+struct Found {
+  std::vector<RandomCase> cases;
+  std::vector<Program> programs, changed;
+};
+Found search(int wanted, bool contractions,
+             const std::function<std::optional<Program>(const Program&)>& change) {
+  Found found;
+  for (uint64_t seed = 0; int(found.cases.size()) < wanted && seed < 100000; ++seed) {
+    RandomGraphOptions o;
+    o.dtype = seed % 2 ? DType::f64 : DType::f32;
+    o.max_nodes = 6 + int(seed % 11);
+    o.contractions = contractions || seed % 2 == 1;
+    RandomCase c = random_case(seed, o);
+    Program p = optimize(lower(c.graph));
+    std::optional<Program> t = change(p);
+    if (!t) continue;
+    found.cases.push_back(std::move(c));
+    found.programs.push_back(std::move(p));
+    found.changed.push_back(std::move(*t));
+  }
+  return found;
+}
+
 // Random programs with a contraction, tiled in registers (tiles of 2 x 3 after reduction tiles
 // of 2, so that random sizes span several and leave rows and columns over), which the emitter
 // keeps in local arrays: bit for bit against the untiled program in the interpreter. Few random
@@ -103,28 +130,19 @@ TEST(CDifferential, RegisterTilesMatchInterpreter) {
   const int wanted = std::max(1, trials() / 30);
   int guarded = 0;  // tiles with checked loads, run under a guard (kernel_writer.h)
   int rows = 0;     // ... whose else reads rows through pointers (LoopPlan::tile_rows)
-  std::vector<RandomCase> cases;
-  std::vector<Program> programs, tiled;
-  for (uint64_t seed = 0; int(cases.size()) < wanted && seed < 100000; ++seed) {
-    RandomGraphOptions o;
-    o.dtype = seed % 2 ? DType::f64 : DType::f32;
-    o.max_nodes = 6 + int(seed % 11);
-    o.contractions = seed % 2 == 1;
-    RandomCase c = random_case(seed, o);
-    Program p = optimize(lower(c.graph));
+  Found found = search(wanted, false, [&](const Program& p) -> std::optional<Program> {
     Program t = tile_copies(tile_registers(tile_reductions(tile_dots(p, 2, 3), 2), 6, 2, 3, 4), 2);
     std::string src = emit_c(t);
-    if (src.find("tile_v") == std::string::npos && print(t) == print(p)) continue;
+    if (src.find("tile_v") == std::string::npos && print(t) == print(p)) return std::nullopt;
     guarded += src.find("if (in_range(") != std::string::npos;
     rows += src.find(" *row_") != std::string::npos;
-    cases.push_back(std::move(c));
-    programs.push_back(std::move(p));
-    tiled.push_back(std::move(t));
-  }
-  ASSERT_EQ(int(cases.size()), wanted) << "too few random programs have a contraction to tile";
+    return t;
+  });
+  ASSERT_EQ(int(found.cases.size()), wanted)
+      << "too few random programs have a contraction to tile";
   EXPECT_GE(guarded, std::max(1, wanted / 10)) << "too few tiles check their loads";
   EXPECT_GE(rows, std::max(1, wanted / 20)) << "too few tiles read rows through pointers";
-  expect_exact_c(cases, programs, tiled);
+  expect_exact_c(found.cases, found.programs, found.changed);
 }
 
 // Random programs with an operand one loop re-reads (a contraction with w read transposed), as
@@ -133,23 +151,12 @@ TEST(CDifferential, RegisterTilesMatchInterpreter) {
 // random programs have one, so the seeds are searched for them.
 TEST(CDifferential, PackedVariantsMatchInterpreter) {
   const int wanted = std::max(1, trials() / 60);
-  std::vector<RandomCase> cases;
-  std::vector<Program> programs, variants;
-  for (uint64_t seed = 0; int(cases.size()) < wanted && seed < 100000; ++seed) {
-    RandomGraphOptions o;
-    o.dtype = seed % 2 ? DType::f64 : DType::f32;
-    o.max_nodes = 6 + int(seed % 11);
-    o.contractions = true;
-    RandomCase c = random_case(seed, o);
-    Program p = optimize(lower(c.graph));
+  Found found = search(wanted, true, [](const Program& p) -> std::optional<Program> {
     auto v = packed_variant(p);
-    if (!v) continue;
-    cases.push_back(std::move(c));
-    programs.push_back(std::move(p));
-    variants.push_back(std::move(v->program));
-  }
-  ASSERT_EQ(int(cases.size()), wanted) << "too few random programs have a packed variant";
-  expect_exact_c(cases, programs, variants);
+    return v ? std::optional<Program>(std::move(v->program)) : std::nullopt;
+  });
+  ASSERT_EQ(int(found.cases.size()), wanted) << "too few random programs have a packed variant";
+  expect_exact_c(found.cases, found.programs, found.changed);
 }
 
 // Gradients of random graphs with contractions and pooling-like windows scatter through
