@@ -96,9 +96,9 @@ TEST(CBackend, Conv2dTilesCheckTheirBoundsOnce) {
 // reassociation its output channels run innermost but for the input channels, over tiles of 8
 // images x 32 input channels held in registers, and the images left over in tiles of 64 input
 // channels, tested at their corners (a border row runs per element); without, the scatter keeps
-// its order. dw contracts over the pixels in 12 x 32 tiles of output channels x input channels,
+// its order. dw contracts over the pixels in 6 x 64 tiles of output channels x input channels,
 // the output channels left over in tiles of 4 rows (reduction_tiling.h), bit for bit either way:
-// 29 output channels run two tiles of 12, one of 4 and one row left over. 2 and 9 images (no
+// 29 output channels run four tiles of 6, one of 4 and one row left over. 2 and 9 images (no
 // tile of images; one and one left over); channels of 5, 64, 70 and 130 leave no tile, whole
 // tiles, and columns over; the parameters put rows across the border and in the padding, strided
 // and dilated; 1 and 2 threads.
@@ -111,8 +111,8 @@ TEST(CBackend, Conv2dGradientsHoldTheirRowsInRegisters) {
   EXPECT_NE(emit_c(dx).find("[64];"), std::string::npos) << emit_c(dx);
   EXPECT_NE(emit_c(dx).find("[8][32];"), std::string::npos) << emit_c(dx);
   EXPECT_EQ(emit_c(dx, exact).find("float tile_v"), std::string::npos) << emit_c(dx, exact);
-  EXPECT_NE(emit_c(dw).find("[12][32];"), std::string::npos) << emit_c(dw);
-  EXPECT_NE(emit_c(dw).find("[4][32];"), std::string::npos) << emit_c(dw);
+  EXPECT_NE(emit_c(dw).find("[6][64];"), std::string::npos) << emit_c(dw);
+  EXPECT_NE(emit_c(dw).find("[4][64];"), std::string::npos) << emit_c(dw);
   std::vector<std::unique_ptr<Executable>> dxs, dws;
   for (auto* o : {&exact, &two}) {
     dxs.push_back(compile_c(dx, *o));
@@ -340,10 +340,10 @@ TEST(CBackend, LargeWriteOnceTilesStreamTheirStores) {
   }
 }
 
-// matmul's rows, whose range cannot raise, run in tiles of 12, the rows left over in tiles of 4;
-// conv2d's output pixels, whose range divides by the stride, in tiles of 8 only. matmul's columns
-// left over run in tiles of 16; conv2d's, whose loads are checked, do not. Every tile's rows are
-// unrolled (a 12 x 32 tile GCC otherwise kept on the stack).
+// matmul's rows, whose range cannot raise, run in tiles of 6, the rows left over in tiles of 4;
+// conv2d's output pixels, whose range divides by the stride, in tiles of 6 only. matmul's columns
+// left over run in tiles of 32, then 16; conv2d's, whose loads are checked, do not. Every tile's
+// rows are unrolled (a 12 x 32 tile GCC otherwise kept on the stack).
 TEST(CBackend, RowTilesShrinkOverTheRowsAndColumnsLeftOver) {
   auto tiles = [](const char* name) {
     Program p = plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {});
@@ -360,8 +360,8 @@ TEST(CBackend, RowTilesShrinkOverTheRowsAndColumnsLeftOver) {
     return sizes;
   };
   using Tiles = std::vector<std::pair<int64_t, int64_t>>;
-  EXPECT_EQ(tiles("matmul"), (Tiles{{12, 32}, {12, 16}, {4, 32}, {4, 16}}));
-  EXPECT_EQ(tiles("conv2d"), (Tiles{{8, 32}}));
+  EXPECT_EQ(tiles("matmul"), (Tiles{{6, 64}, {6, 32}, {6, 16}, {4, 64}, {4, 32}, {4, 16}}));
+  EXPECT_EQ(tiles("conv2d"), (Tiles{{6, 64}}));
 }
 
 // matmul's reduction tiles run inside its row tiles' team: one team per block, started in front
