@@ -216,7 +216,11 @@ TEST(CDifferential, ScatterTilesOfRandomGradientsMatchInterpreter) {
 // (simd_math, with libmvec: the reassociating default) give what the same kernels give with the
 // scalar functions (vector_math = false, where no loop runs as SIMD math), up to the SIMD
 // variants' last bits, and the same errors. Rows of up to 40 elements, so the loops run whole
-// vectors and a tail.
+// vectors and a tail. No op whose output jumps where its input moves by an ulp: a lane's sin and
+// the tail's differ in the last bit for one input, and `sin(a) == sin(b)` with a == b then
+// says 0 in one kernel and 1 in the other. Ill-conditioned chains still amplify the last bits:
+// with UOPS_FUZZ_TRIALS=40000, cos(exp(exp(x + 1))) differed by 2e-4 (cos of about 22,000, whose
+// ulp is 0.002), which the tolerance does not allow; 12,000 pass.
 TEST(CDifferential, SimdMathMatchesScalarMath) {
   const int wanted = std::max(1, trials() / 10);
   std::vector<RandomCase> cases;
@@ -228,6 +232,7 @@ TEST(CDifferential, SimdMathMatchesScalarMath) {
     o.max_rank = 2;
     o.max_size = 40;
     o.raising_element = true;
+    o.jumps = o.arg_reductions = false;
     RandomCase c = random_case(seed, o);
     Program p = lower(c.graph);
     if (seed % 3) p = optimize(p);

@@ -267,6 +267,7 @@ class Generator {
     if (!o_.smooth) {
       ops.insert(ops.end(), {UnaryOp::abs, UnaryOp::floor, UnaryOp::log, UnaryOp::sqrt,
                              UnaryOp::rsqrt, UnaryOp::recip});
+      if (!o_.jumps) std::erase(ops, UnaryOp::floor);
     } else if (x.positive) {
       ops.insert(ops.end(), {UnaryOp::log, UnaryOp::sqrt, UnaryOp::rsqrt, UnaryOp::recip});
     }
@@ -283,8 +284,8 @@ class Generator {
     const Info y = shaped_like(x);
     std::vector<BinaryOp> ops = {BinaryOp::add, BinaryOp::sub, BinaryOp::mul};
     if (!o_.smooth) {
-      ops.insert(ops.end(), {BinaryOp::div, BinaryOp::pow, BinaryOp::max, BinaryOp::min,
-                             BinaryOp::eq, BinaryOp::ne, BinaryOp::lt, BinaryOp::le});
+      ops.insert(ops.end(), {BinaryOp::div, BinaryOp::pow, BinaryOp::max, BinaryOp::min});
+      if (o_.jumps) ops.insert(ops.end(), {BinaryOp::eq, BinaryOp::ne, BinaryOp::lt, BinaryOp::le});
     } else {
       if (y.positive) ops.push_back(BinaryOp::div);
       if (x.positive) ops.push_back(BinaryOp::pow);
@@ -298,7 +299,7 @@ class Generator {
   }
 
   void ternary_step() {
-    if (o_.smooth) return;
+    if (o_.smooth || !o_.jumps) return;
     const Info c = pick_float();
     const Info a = shaped_like(c), b = shaped_like(c);
     add(c_.graph.ternary(c.node, a.node, b.node), c.shape, c.dtype, a.positive && b.positive);
@@ -472,7 +473,9 @@ class Generator {
       return;
     }
     if (o_.smooth) return;
-    DType via = chance(0.6) ? DType::i32 : o_.dtype == DType::f32 ? DType::f64 : DType::f32;
+    DType via = chance(0.6) && o_.jumps  ? DType::i32
+                : o_.dtype == DType::f32 ? DType::f64
+                                         : DType::f32;
     Node mid = c_.graph.cast(x.node, via);
     if (via == DType::i32) add(mid, x.shape, via, false);
     add(c_.graph.cast(mid, o_.dtype), x.shape, o_.dtype, false);

@@ -37,6 +37,10 @@ struct RandomGraphOptions {
   // sometimes with x shifted so that some reads fall outside and fill (the tiling passes and
   // their bounds guards). Off: the graphs of seeds found before these nodes existed.
   bool contractions = false;
+  // Off: no floor, comparisons, ternaries or casts through i32, whose outputs jump where an
+  // input moves by an ulp (a check that allows last-bit differences upstream needs it off, with
+  // arg_reductions).
+  bool jumps = true;
   // For gradient checks: no floor, comparisons, max/min, ternaries or arg-reductions; log,
   // sqrt, rsqrt, recip, div and pow only on values known positive; inputs in [0.5, 1.5].
   bool smooth = false;
