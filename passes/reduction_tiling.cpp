@@ -90,7 +90,10 @@ namespace {
 // (conv2d's output pixels divide by the stride), `raising_rows` rows and the rows left over are
 // not tiled again: their start, in their indices, would repeat i's end, and a division the
 // compiler cannot hoist made such tiles slower than none. Elsewhere `rows`, and the rows left
-// over again in tiles of 4 (520 rows: 86 tiles of 6, then 1 of 4). Each level is more
+// over again in tiles of 4 (520 rows: 86 tiles of 6, then 1 of 4). The rows the last level
+// leaves run in runs of `row_cols` columns, i unchanged, so no start repeats: accumulated into
+// memory at every k they were conv2d's 2 pixels of 56 left by tiles of 6, and 8% of its time
+// (a C driver: 20.0 -> 18.4 ms). Each level is more
 // code to compile: conv2d's weight gradient compiled in 0.37 s with tiles of 8 alone, 0.84 with
 // 12 and 4, 1.25 with 12, 8 and 4.
 void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t cols,
@@ -188,7 +191,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     if (!raises && rows > 4)
       tile_block(p, std::move(rest_rows), 4, raising_rows, cols, row_cols, out);
     else
-      out.push_back(std::move(rest_rows));
+      tile_columns(p, std::move(rest_rows), ii + 1, row_cols, false, out);
   }
   if (!empty(rest_cols.loops[ii]) && !empty(rest_cols.loops[n - 1]))
     out.push_back(std::move(rest_cols));
