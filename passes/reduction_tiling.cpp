@@ -86,6 +86,8 @@ Program tile_reductions(Program p, int64_t tile) {
 
 namespace {
 
+constexpr int64_t kLeftoverCols = 16;
+
 // tile_registers on one block, appending what it becomes to `out`. Where i's range may raise
 // (conv2d's output pixels divide by the stride), `raising_rows` rows and the rows left over are
 // not tiled again: their start, in their indices, would repeat i's end, and a division the
@@ -170,18 +172,20 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   out.push_back(std::move(*tiled));
   // The columns left over, in the same rows, in tiles of 16: left plain, they accumulated into
   // memory at every k, a chain of loads and stores (matmul 528^3 ran 30% slower than 512^3, its
-  // 16 columns left over 12x slower). Not where a load is checked: such a tile is printed up to
-  // three times (register_tiles.h), and the compile time it costs (depthwise conv2d 0.7 -> 2.0 s)
-  // outweighs a window's few steps of k.
+  // 16 columns left over 12x slower). One level: a level of 32 between 64 and 16 ran no faster
+  // (512 x 512 by 560 columns: 2.73 ms, 2.69-2.72 without; by 96, 0.54-0.56 and 0.50) and added
+  // a fifth to the compile of every contraction (attention 1.95 -> 2.49 s). Not where a load is
+  // checked: such a tile is printed up to three times (register_tiles.h), and the compile time it
+  // costs (depthwise conv2d 0.7 -> 2.0 s) outweighs a window's few steps of k.
   bool checked = false;
   for (auto& s : b.loops.back().stmts)
     for_each_load(s.value, [&](const ValueNode& load) { checked |= load.checked; });
-  for (int64_t width = cols / 2; width >= 16 && !checked; width /= 2) {
+  if (!checked && cols > kLeftoverCols) {
     Block t = b;
     t.loops[n - 1].start = rest_j.start;
     Loop same_rows;  // the rows left over, as the first tiles left them
-    if (auto half = tiles(std::move(t), width, &rest_j, &same_rows))
-      out.push_back(std::move(*half));
+    if (auto narrow = tiles(std::move(t), kLeftoverCols, &rest_j, &same_rows))
+      out.push_back(std::move(*narrow));
   }
   Block rest_rows = b, rest_cols = std::move(b);
   rest_rows.loops[ii].start = rest_i.start;
