@@ -15,9 +15,17 @@ std::string key(const Index& e) {
 }  // namespace
 
 void RangeProver::assume_equalities() {
-  // Axes asserted equal are checked before anything runs, so they are one atom.
+  // Axes asserted equal are checked before anything runs, so they are one atom: each class of
+  // equal axes links to one root (a.0 == b.0 and c.0 == b.0 make all three one).
+  auto root = [&](std::string k) {
+    for (auto it = alias_.find(k); it != alias_.end(); it = alias_.find(k)) k = it->second;
+    return k;
+  };
   for (auto& eq : p_.equalities)
-    if (eq.a->kind == IndexKind::Dim && eq.b->kind == IndexKind::Dim) alias_[key(eq.b)] = key(eq.a);
+    if (eq.a->kind == IndexKind::Dim && eq.b->kind == IndexKind::Dim) {
+      std::string a = root(key(eq.a)), b = root(key(eq.b));
+      if (a != b) alias_[b] = a;
+    }
   // An axis asserted equal to an expression over other axes has that expression's bounds; one
   // whose expression names another such axis is left alone, so no definition is circular.
   for (auto& eq : p_.equalities)

@@ -66,5 +66,22 @@ TEST(RangeProver, AVariableTwoBlocksShareHasNoRange) {
   EXPECT_FALSE(RangeProver(p, p.blocks[1]).nonnegative(idx::var(1)));
 }
 
+// Axes asserted equal are one atom however the assertions pair them: the loop runs to x.0, and
+// y.0 and z.0 are each asserted equal to x.0 (as a gradient given saved values asserts its
+// inputs' axes equal to one input's), so y[v0] and z[v0] are in range.
+TEST(RangeProver, EqualAxesAreOneClass) {
+  for (bool reversed : {false, true}) {
+    Program p = two_loops(0);
+    for (const char* name : {"y", "z"})
+      p.tensors.push_back({name, DType::f32, {idx::dim(int(p.tensors.size()), 0)}, Role::input});
+    Index x0 = idx::dim(0, 0), y0 = idx::dim(2, 0), z0 = idx::dim(3, 0);
+    p.equalities = {{y0, x0}, {z0, x0}};
+    if (reversed) std::swap(p.equalities[0], p.equalities[1]);
+    RangeProver r(p, p.blocks[0]);
+    EXPECT_TRUE(r.in_range(2, {idx::var(0)})) << reversed;
+    EXPECT_TRUE(r.in_range(3, {idx::var(0)})) << reversed;
+  }
+}
+
 }  // namespace
 }  // namespace uops
