@@ -110,10 +110,29 @@ void check_free(const Graph& g, const std::string& name, const std::string& what
                 "', which is already a tensor of the graph");
 }
 
-}  // namespace
+std::string saved_name(int id) {
+  return "saved" + std::to_string(id);
+}
 
-Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt,
-                     const std::string& prefix) {
+// Every id in `saved` a distinct node of `g` that is no input, and free to be named saved<id>.
+void check_saved(const Graph& g, const std::vector<int>& saved) {
+  for (size_t k = 0; k < saved.size(); ++k) {
+    int id = saved[k];
+    if (id < 0 || id >= int(g.nodes().size()))
+      throw Error("gradient: saved node " + std::to_string(id) + " is not in the graph");
+    if (g.nodes()[id].kind == UopKind::input)
+      throw Error("gradient: saved node " + std::to_string(id) + " is the input '" +
+                  g.nodes()[id].name + "', given already");
+    if (std::count(saved.begin(), saved.begin() + k, id))
+      throw Error("gradient: node " + std::to_string(id) + " is saved twice");
+    check_free(g, saved_name(id), "saved node " + std::to_string(id));
+  }
+}
+
+// The gradient graph with every forward node recomputed: `g`'s nodes at their own ids, then the
+// gradient nodes.
+Graph full_gradient_graph(const Graph& g, const std::vector<std::string>& wrt,
+                          const std::string& prefix) {
   std::vector<int> wrt_nodes = find_wrt(g, wrt);
   const auto& nodes = g.nodes();
   int count = int(nodes.size());
@@ -160,8 +179,49 @@ Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt,
   return out;
 }
 
-Program gradient(const Graph& g, const std::vector<std::string>& wrt, const std::string& prefix) {
-  Program p = lower(gradient_graph(g, wrt, prefix));
+}  // namespace
+
+Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt, const std::string& prefix,
+                     const std::vector<int>& saved) {
+  check_saved(g, saved);
+  Graph out = full_gradient_graph(g, wrt, prefix);
+  for (int id : saved) out.replace_with_input(Node{id}, saved_name(id));
+  return out;
+}
+
+std::vector<int> gradient_residuals(const Graph& g, const std::vector<std::string>& wrt) {
+  Graph full = full_gradient_graph(g, wrt, "d");
+  const auto& nodes = full.nodes();
+  int count = int(g.nodes().size());
+  // The forward values gradient nodes read (a reindex of only fill reads none)...
+  std::vector<bool> read(count, false);
+  for (size_t n = count; n < nodes.size(); ++n)
+    if (nodes[n].kind != UopKind::reindex || !reads_only_fill(nodes[n]))
+      for (int m : nodes[n].operands)
+        if (m < count) read[m] = true;
+  // ...with a view read as what it views: operands come first, so one descending sweep follows
+  // chains of reindexes.
+  for (int m = count; m-- > 0;)
+    if (read[m] && nodes[m].kind == UopKind::reindex) {
+      read[m] = false;
+      if (!reads_only_fill(nodes[m])) read[nodes[m].operands[0]] = true;
+    }
+  std::vector<int> out;
+  for (int m = 0; m < count; ++m)
+    if (read[m] && nodes[m].kind != UopKind::input) out.push_back(m);
+  return out;
+}
+
+Graph with_saved_outputs(const Graph& g, const std::vector<int>& saved) {
+  check_saved(g, saved);
+  Graph out = g;
+  for (int id : saved) out.output(saved_name(id), Node{id});
+  return out;
+}
+
+Program gradient(const Graph& g, const std::vector<std::string>& wrt, const std::string& prefix,
+                 const std::vector<int>& saved) {
+  Program p = lower(gradient_graph(g, wrt, prefix, saved));
   std::vector<int> keep;
   for (auto& [name, n] : g.outputs()) keep.push_back(p.find_tensor(prefix + name));
   p = autodiff::prune(std::move(p), keep);

@@ -78,14 +78,18 @@ void Graph::param(const std::string& name) {
   params_.push_back(name);
 }
 
-Node Graph::input(const std::string& name, int rank, DType dtype) {
+void Graph::check_input_name(const std::string& name) const {
   if (!valid_name(name)) throw Error("input: '" + name + "' is not a valid tensor name");
-  if (rank < 0 || rank > kMaxRank)
-    throw Error("input '" + name + "': rank " + std::to_string(rank) + " is outside 0.." +
-                std::to_string(kMaxRank));
   for (auto& n : nodes_)
     if (n.kind == UopKind::input && n.name == name)
       throw Error("input: '" + name + "' is declared twice");
+}
+
+Node Graph::input(const std::string& name, int rank, DType dtype) {
+  check_input_name(name);
+  if (rank < 0 || rank > kMaxRank)
+    throw Error("input '" + name + "': rank " + std::to_string(rank) + " is outside 0.." +
+                std::to_string(kMaxRank));
   std::vector<Index> shape;
   for (int a = 0; a < rank; ++a) shape.push_back(idx::dim(int(nodes_.size()), a));
   return Node{
@@ -366,6 +370,19 @@ Graph Graph::without_outputs() const {
   Graph g = *this;
   g.outputs_.clear();
   return g;
+}
+
+void Graph::replace_with_input(Node n, const std::string& name) {
+  const UopNode& old = checked(n, "replace_with_input");
+  if (old.kind == UopKind::input)
+    throw Error("replace_with_input: node " + std::to_string(n.id) + " is the input '" + old.name +
+                "' already");
+  check_input_name(name);
+  nodes_[n.id] = {.kind = UopKind::input, .dtype = old.dtype, .shape = old.shape, .name = name};
+  // Its shape stays written over the other inputs, as input_shaped() writes one.
+  for (size_t a = 0; a < nodes_[n.id].shape.size(); ++a)
+    assert_equal(idx::dim(n.id, int(a)), nodes_[n.id].shape[a],
+                 "input '" + name + "' on axis " + std::to_string(a));
 }
 
 Node Graph::fill(Node like, double value) {

@@ -223,14 +223,24 @@ Shapes and index expressions are strings: "dA1[=dB0]", "i1 * $stride + i3 - $pad
   m.def("pass_names", &pass_names,
         "The pass names `dump_after` accepts: optimize's, then plan_cpu's.");
   m.def("gradient", &gradient, py::arg("graph"), py::arg("wrt"), py::arg("prefix") = "d",
-        py::call_guard<py::gil_scoped_release>(),
+        py::arg("saved") = std::vector<int>{}, py::call_guard<py::gil_scoped_release>(),
         "The reverse-mode gradient program of `graph` with respect to the inputs named in `wrt`: "
         "it takes d<output> and the forward inputs it reads, and gives d<input> (unoptimized); "
-        "`prefix` replaces the d of every gradient's name.");
+        "`prefix` replaces the d of every gradient's name. The node ids in `saved` are given "
+        "as inputs saved<id> instead of recomputed (see gradient_residuals).");
   m.def("gradient_graph", &gradient_graph, py::arg("graph"), py::arg("wrt"),
-        py::arg("prefix") = "d", py::call_guard<py::gil_scoped_release>(),
+        py::arg("prefix") = "d", py::arg("saved") = std::vector<int>{},
+        py::call_guard<py::gil_scoped_release>(),
         "The reverse-mode gradient as a uop Graph (the graph `gradient` lowers), so it can be "
         "differentiated again, lowered or registered as an op.");
+  m.def("gradient_residuals", &gradient_residuals, py::arg("graph"), py::arg("wrt"),
+        py::call_guard<py::gil_scoped_release>(),
+        "The forward node ids whose values the gradient reads (views aside): what to keep from "
+        "the forward pass and pass as `saved`.");
+  m.def("with_saved_outputs", &with_saved_outputs, py::arg("graph"), py::arg("saved"),
+        py::call_guard<py::gil_scoped_release>(),
+        "`graph` with an output saved<id> for every node id in `saved`: the forward pass that "
+        "keeps what gradient(..., saved=saved) reads.");
   m.def("jvp", &jvp, py::arg("graph"), py::arg("wrt"), py::arg("prefix") = "t",
         py::call_guard<py::gil_scoped_release>(),
         "Forward mode as a Graph: takes a tangent <prefix><input> per name in `wrt` and gives "

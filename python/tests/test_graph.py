@@ -103,6 +103,23 @@ def test_gradient_graph_differentiates_again_and_hvp_matches_numpy():
     assert any(np.allclose(v, 6 * x0 * dy * gdx, rtol=1e-12) for v in hv), out
 
 
+def test_gradient_given_saved_values_matches_the_recomputing_one():
+    g = uops.find_op("softmax").build("f64")
+    saved = uops.gradient_residuals(g, ["x"])
+    forward = uops.compile(uops.optimize(uops.lower(uops.with_saved_outputs(g, saved))))
+    rng = np.random.default_rng(1)
+    x, dy = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
+    kept = forward.run({"x": x})
+    given = uops.optimize(uops.gradient(g, ["x"], saved=saved))
+    assert "x" not in given.inputs
+    out = uops.compile(given).run({k: v for k, v in {**kept, "dy": dy}.items()
+                                   if k in given.inputs})
+    y = kept["y"]
+    np.testing.assert_allclose(out["dx"], y * (dy - (dy * y).sum(1, keepdims=True)), rtol=1e-12)
+    with pytest.raises(uops.Error, match="saved twice"):
+        uops.gradient(g, ["x"], saved=[saved[0], saved[0]])
+
+
 def test_gradient_program_of_a_registered_op():
     p = uops.gradient_program("relu", "f64")
     x = np.array([[-1.0, 2.0]])

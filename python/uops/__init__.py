@@ -42,6 +42,7 @@ from ._uops import (
     forward_program,
     gradient,
     gradient_graph,
+    gradient_residuals,
     gradient_program,
     hvp,
     jvp,
@@ -53,6 +54,7 @@ from ._uops import (
     plan_cpu,
     register_op,
     replay,
+    with_saved_outputs,
 )
 
 from . import testing
@@ -63,6 +65,7 @@ __all__ = [
     "OpInput", "Program", "ReduceOp", "UnaryOp", "all_ops", "available_backends", "case_inputs",
     "check", "check_cuda_kernel", "compile", "compile_c", "cuda_kernel", "cuda_kernel_backend",
     "cuda_unavailable_reason", "differentiable_inputs", "emit", "f32", "f64", "find_op",
-    "forward_program", "gradient", "gradient_graph", "gradient_program", "hvp", "jvp", "i32", "load_op_library", "lower",
-    "optimize", "pass_names", "plan_cpu", "register_op", "replay", "testing",
+    "forward_program", "gradient", "gradient_graph", "gradient_residuals", "gradient_program",
+    "hvp", "jvp", "i32", "load_op_library", "lower", "optimize", "pass_names", "plan_cpu",
+    "register_op", "replay", "testing", "with_saved_outputs",
 ]

@@ -149,10 +149,17 @@ def plan_cpu(program: Program, dump_after: str = "", verify: bool = False,
     """The C backend's passes; their decisions show in the loops' plans."""
 def pass_names() -> list[str]:
     """The pass names `dump_after` accepts: optimize's, then plan_cpu's."""
-def gradient(graph: Graph, wrt: Sequence[str], prefix: str = ...) -> Program:
-    """The reverse-mode gradient program of `graph` with respect to the inputs in `wrt`."""
-def gradient_graph(graph: Graph, wrt: Sequence[str], prefix: str = ...) -> Graph:
+def gradient(graph: Graph, wrt: Sequence[str], prefix: str = ...,
+             saved: Sequence[int] = ...) -> Program:
+    """The reverse-mode gradient program of `graph` with respect to the inputs in `wrt`; the
+    node ids in `saved` are given as inputs saved<id> instead of recomputed."""
+def gradient_graph(graph: Graph, wrt: Sequence[str], prefix: str = ...,
+                   saved: Sequence[int] = ...) -> Graph:
     """The reverse-mode gradient as a uop Graph (differentiable again)."""
+def gradient_residuals(graph: Graph, wrt: Sequence[str]) -> list[int]:
+    """The forward node ids whose values the gradient reads: what to pass as `saved`."""
+def with_saved_outputs(graph: Graph, saved: Sequence[int]) -> Graph:
+    """`graph` with an output saved<id> per id in `saved`: the forward pass that keeps them."""
 def jvp(graph: Graph, wrt: Sequence[str], prefix: str = ...) -> Graph:
     """Forward mode as a Graph: tangents <prefix><input> in, <prefix><output> out."""
 def hvp(graph: Graph, wrt: Sequence[str]) -> Graph:

@@ -44,12 +44,30 @@ namespace uops {
 // outputs are d<input> already) can be named apart: gradient_graph(gradient_graph(g, {"x"}, "g"),
 // {"x", "gy"}) gives dx and dgy. Throws uops::Error when a name in `wrt` is no float input of
 // `g`, is given twice, or when a gradient's name is already the name of a tensor of `g`.
+//
+// `saved` lists forward nodes whose values the gradient is given instead of recomputing them
+// (what a training framework keeps from the forward pass): each becomes an input named
+// saved<id> (see with_saved_outputs), and the forward nodes only it needed drop out of the
+// program. Nothing flows through a saved value to its operands in a gradient of this gradient.
+// Throws uops::Error also when a saved id is no node of `g`, is an input, or is given twice.
 Graph gradient_graph(const Graph& g, const std::vector<std::string>& wrt,
-                     const std::string& prefix = "d");
+                     const std::string& prefix = "d", const std::vector<int>& saved = {});
 
-// lower(gradient_graph(g, wrt)) without the blocks and inputs the gradients do not need: the
-// program described above. Throws as gradient_graph does.
+// lower(gradient_graph(g, wrt, prefix, saved)) without the blocks and inputs the gradients do
+// not need: the program described above. Throws as gradient_graph does.
 Program gradient(const Graph& g, const std::vector<std::string>& wrt,
-                 const std::string& prefix = "d");
+                 const std::string& prefix = "d", const std::vector<int>& saved = {});
+
+// The residuals of the gradient with respect to `wrt`: the forward nodes, inputs aside, whose
+// values its rules read, ascending. Given all of them as `saved`, the gradient recomputes no
+// forward value but reindexes of them, which cost nothing to recompute: a rule that reads a
+// reindex (a row statistic broadcast back over its row) lists what the reindex reads instead,
+// so no broadcast copy is kept.
+std::vector<int> gradient_residuals(const Graph& g, const std::vector<std::string>& wrt);
+
+// `g` with an output saved<id> for every node in `saved`: the forward pass that keeps what
+// gradient(g, wrt, prefix, saved) reads. Throws uops::Error when a name is taken or an id is no
+// node of `g`.
+Graph with_saved_outputs(const Graph& g, const std::vector<int>& saved);
 
 }  // namespace uops

@@ -122,6 +122,10 @@ class Graph {
   void assert_equal(const ir::Index& a, const ir::Index& b, const std::string& context);
   // This graph without its outputs: what a rewrite extends (node ids stay).
   Graph without_outputs() const;
+  // Node `n` becomes an input named `name`, of its shape and dtype, whose operands are no longer
+  // read: a value given instead of computed (a gradient given the forward values it reads).
+  // Throws uops::Error when `n` is an input already or `name` is taken or invalid.
+  void replace_with_input(Node n, const std::string& name);
 
   const std::vector<UopNode>& nodes() const { return nodes_; }
   const UopNode& node(Node n) const;
@@ -136,6 +140,8 @@ class Graph {
 
  private:
   int add(UopNode n);
+  // A valid tensor name that no input has yet.
+  void check_input_name(const std::string& name) const;
   const UopNode& checked(Node n, const char* what) const;
   ir::Index resolve(const ir::Index& parsed, const std::vector<int>& sources,
                     const std::string& text, bool allow_vars) const;
