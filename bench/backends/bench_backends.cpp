@@ -656,15 +656,21 @@ Workload conv2d_bwd_weights() {
   return w;
 }
 
-// softmax's dx from dy and x. uops' gradient recomputes y from x; oneDNN's softmax_backward is
-// given y (computed once, untimed), as a framework keeps it from the forward pass.
+// softmax's dx from dy and what the forward pass kept, as a framework runs it: uops' gradient is
+// given its residuals (the row's exponentials and their sum, from the forward program that keeps
+// them), oneDNN's softmax_backward is given y; both computed once, untimed.
 Workload softmax_bwd() {
   const int64_t m = 4096, n = 1024;
   Workload w;
-  w.program = gradient_wrt("softmax", {"x"});
-  w.inputs = {{"x", random_tensor({m, n}, 26)}, {"dy", random_tensor({m, n}, 27)}};
+  Graph g = find_op("softmax").build(DType::f32);
+  std::vector<int> saved = gradient_residuals(g, {"x"});
+  w.program = optimize(gradient(g, {"x"}, "d", saved));
+  Tensor x_values = random_tensor({m, n}, 26);
+  w.inputs = compile_c(optimize(lower(with_saved_outputs(g, saved))))->run({{"x", x_values}});
+  w.inputs.erase("y");
+  w.inputs["dy"] = random_tensor({m, n}, 27);
   w.output_bytes = m * n * 4;
-  const float* xp = w.inputs["x"].data<float>();
+  const float* xp = x_values.data<float>();
   const float* gp = w.inputs["dy"].data<float>();
   auto y = std::make_shared<RowMatrix>(m, n), dx = std::make_shared<RowMatrix>(m, n);
   {
@@ -705,10 +711,24 @@ Workload softmax_bwd() {
 Workload layernorm_bwd() {
   const int64_t m = 4096, n = 1024;
   Workload w;
-  w.program = gradient_wrt("layernorm", {"x", "gamma", "beta"});
+  Graph g = find_op("layernorm").build(DType::f32);
+  // The row statistics oneDNN keeps: x's row mean and the reciprocal standard deviation.
+  std::vector<int> saved;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const UopNode& v = g.nodes()[i];
+    if ((v.kind == UopKind::reduce && g.nodes()[v.operands[0]].kind == UopKind::input) ||
+        (v.kind == UopKind::unary && v.uop == UnaryOp::rsqrt))
+      saved.push_back(int(i));
+  }
+  w.program = optimize(gradient(g, {"x", "gamma", "beta"}, "d", saved));
   w.inputs = {{"x", random_tensor({m, n}, 28)},
               {"gamma", random_tensor({n}, 29)},
-              {"dy", random_tensor({m, n}, 31)}};  // beta does not enter the gradient
+              {"beta", random_tensor({n}, 30)}};
+  w.inputs = compile_c(optimize(lower(with_saved_outputs(g, saved))))->run(w.inputs);
+  w.inputs.erase("y");
+  w.inputs["x"] = random_tensor({m, n}, 28);
+  w.inputs["gamma"] = random_tensor({n}, 29);  // beta does not enter the gradient
+  w.inputs["dy"] = random_tensor({m, n}, 31);
   w.output_bytes = (m * n + 2 * n) * 4;
 #ifdef UOPS_BENCH_ONEDNN
   {
