@@ -15,7 +15,7 @@ namespace uops::tools {
 
 struct ShowArgs {
   std::string op;
-  bool grad = false;
+  bool grad = false, saved = false;
   std::string stage = "lowered";
   std::string dump_after;
 };
@@ -59,7 +59,7 @@ struct MergeArgs {
 int list_ops();
 int show(const ShowArgs& a);
 int stats(const std::string& op, bool grad, bool json);
-int emit(const std::string& op, const std::string& target, bool grad);
+int emit(const std::string& op, const std::string& target, bool grad, bool saved);
 int dot(const std::string& op, bool grad);
 int run(const RunArgs& a);
 int check(const CheckArgs& a);
@@ -70,7 +70,9 @@ int check_kernel(const CheckKernelArgs& a);
 void load_op_libraries(const std::vector<std::string>& paths);
 
 // Shared helpers.
-Program op_program(const OpDef& op, DType dtype, bool grad);
+// The op's forward program, or its gradient's; given its residuals (gradient_residuals) as
+// inputs saved<id> instead of recomputing them where `saved`.
+Program op_program(const OpDef& op, DType dtype, bool grad, bool saved = false);
 std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what);
 // The whole of `text` read as an integer (std::stoll's syntax), or nullopt.
 std::optional<int64_t> parse_integer(const std::string& text);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "uops/autodiff/graph_gradient.h"
 #include "uops/backends/backends.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/backends/cuda/cuda_backend.h"
@@ -22,8 +23,12 @@ namespace uops::tools {
 
 using namespace ir;
 
-Program op_program(const OpDef& op, DType dtype, bool grad) {
-  return grad ? gradient_program(op, dtype) : forward_program(op, dtype);
+Program op_program(const OpDef& op, DType dtype, bool grad, bool saved) {
+  if (!grad) return forward_program(op, dtype);
+  if (!saved) return gradient_program(op, dtype);
+  Graph g = op.build(dtype);
+  std::vector<std::string> wrt = differentiable_inputs(op);
+  return gradient(g, wrt, "d", gradient_residuals(g, wrt));
 }
 
 std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what) {
@@ -75,7 +80,7 @@ int list_ops() {
 
 int show(const ShowArgs& a) {
   const OpDef& op = find_op(a.op);
-  Program p = op_program(op, DType::f32, a.grad);
+  Program p = op_program(op, DType::f32, a.grad, a.saved);
   if (!a.dump_after.empty()) {
     PipelineOptions o;
     o.dump_after = a.dump_after;
@@ -161,8 +166,8 @@ int stats(const std::string& name, bool grad, bool json) {
   return 0;
 }
 
-int emit(const std::string& name, const std::string& target, bool grad) {
-  Program p = optimize(op_program(find_op(name), DType::f32, grad));
+int emit(const std::string& name, const std::string& target, bool grad, bool saved) {
+  Program p = optimize(op_program(find_op(name), DType::f32, grad, saved));
   std::cout << find_backend(target).source(p);
   return 0;
 }

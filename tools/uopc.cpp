@@ -31,13 +31,17 @@ int main(int argc, char** argv) {
   ShowArgs show_args;
   auto* show_cmd = app.add_subcommand("show", "print an op's loop program");
   show_cmd->add_option("op", show_args.op, "op name")->required();
-  show_cmd->add_flag("--grad", show_args.grad, "the gradient program");
+  auto* show_grad = show_cmd->add_flag("--grad", show_args.grad, "the gradient program");
+  show_cmd
+      ->add_flag("--saved", show_args.saved,
+                 "the gradient given its residuals (inputs saved<id>) instead of recomputing them")
+      ->needs(show_grad);
   show_cmd->add_option("--stage", show_args.stage, "lowered or optimized")
       ->check(CLI::IsMember({"lowered", "optimized"}));
   show_cmd->add_option("--dump-after", show_args.dump_after, "print after a pass (or all)");
 
   std::string op;
-  bool grad = false, json = false;
+  bool grad = false, saved = false, json = false;
   auto* stats_cmd = app.add_subcommand("stats", "blocks, loops, temporaries before/after passes");
   stats_cmd->add_option("op", op, "op name")->required();
   stats_cmd->add_flag("--grad", grad, "the gradient program");
@@ -63,7 +67,11 @@ int main(int argc, char** argv) {
   emit_cmd->add_option("--target", target, list(generators, ", ", " or "))
       ->required()
       ->check(CLI::IsMember(generators));
-  emit_cmd->add_flag("--grad", grad, "the gradient program");
+  auto* emit_grad = emit_cmd->add_flag("--grad", grad, "the gradient program");
+  emit_cmd
+      ->add_flag("--saved", saved,
+                 "the gradient given its residuals (inputs saved<id>) instead of recomputing them")
+      ->needs(emit_grad);
 
   RunArgs run_args;
   auto* run_cmd = app.add_subcommand("run", "run an op on .npy files");
@@ -151,7 +159,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("list")) return list_ops();
     if (show_cmd->parsed()) return show(show_args);
     if (stats_cmd->parsed()) return stats(op, grad, json);
-    if (emit_cmd->parsed()) return emit(op, target, grad);
+    if (emit_cmd->parsed()) return emit(op, target, grad, saved);
     if (run_cmd->parsed()) return run(run_args);
     if (check_cmd->parsed()) return check(check_args);
     if (merge_cmd->parsed()) return merge_reports(merge_args);

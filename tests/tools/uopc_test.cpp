@@ -410,6 +410,22 @@ TEST_F(Uopc, ListShowEmitDot) {
   EXPECT_EQ(r.out.rfind("digraph", 0), 0u);
 }
 
+// --saved: the gradient given its residuals, which reads them and not x.
+TEST_F(Uopc, SavedGradientReadsResidualsNotX) {
+  for (const char* cmd :
+       {"show softmax --grad --saved", "emit softmax --target c --grad --saved"}) {
+    Result r = uopc(cmd);
+    EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
+    EXPECT_NE(r.out.find("saved"), std::string::npos) << cmd;
+    EXPECT_EQ(r.out.find("expf"), std::string::npos) << cmd;
+  }
+  Result r = uopc("show softmax --grad");
+  EXPECT_NE(r.out.find("tensor x f32"), std::string::npos);
+  r = uopc("show softmax --saved");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--saved requires --grad"), std::string::npos) << r.err;
+}
+
 // An op library whose uops_register_ops throws an int aborted uopc (SIGABRT, exit 134).
 TEST_F(Uopc, OpLibraryThrowingANonExceptionIsAnError) {
   Result r = uopc(std::string("--ops ") + THROWING_OP_LIBRARY_PATH + " list");
