@@ -59,10 +59,11 @@ Program gradient(const Graph& g, const std::vector<std::string>& wrt,
                  const std::string& prefix = "d", const std::vector<int>& saved = {});
 
 // The residuals of the gradient with respect to `wrt`: the forward nodes, inputs aside, whose
-// values its rules read, ascending. Given all of them as `saved`, the gradient recomputes no
-// forward value but reindexes of them, which cost nothing to recompute: a rule that reads a
-// reindex (a row statistic broadcast back over its row) lists what the reindex reads instead,
-// so no broadcast copy is kept.
+// values its rules read, ascending. A rule that reads a reindex (a row statistic broadcast back
+// over its row) lists what the reindex reads instead, so no broadcast copy is kept. Given all of
+// them as `saved`, the optimized gradient recomputes no forward value but reindexes of them,
+// which cost nothing (before optimize, a rule's constant shaped like a forward value still reads
+// it, at no index, until simplification folds that read into the constant).
 std::vector<int> gradient_residuals(const Graph& g, const std::vector<std::string>& wrt);
 
 // `g` with an output saved<id> for every node in `saved`: the forward pass that keeps what
