@@ -721,13 +721,13 @@ Workload layernorm_bwd() {
       saved.push_back(int(i));
   }
   w.program = optimize(gradient(g, {"x", "gamma", "beta"}, "d", saved));
-  w.inputs = {{"x", random_tensor({m, n}, 28)},
-              {"gamma", random_tensor({n}, 29)},
-              {"beta", random_tensor({n}, 30)}};
-  w.inputs = compile_c(optimize(lower(with_saved_outputs(g, saved))))->run(w.inputs);
+  TensorMap forward = {{"x", random_tensor({m, n}, 28)},
+                       {"gamma", random_tensor({n}, 29)},
+                       {"beta", random_tensor({n}, 30)}};
+  w.inputs = compile_c(optimize(lower(with_saved_outputs(g, saved))))->run(forward);
   w.inputs.erase("y");
-  w.inputs["x"] = random_tensor({m, n}, 28);
-  w.inputs["gamma"] = random_tensor({n}, 29);  // beta does not enter the gradient
+  w.inputs["x"] = forward["x"];
+  w.inputs["gamma"] = forward["gamma"];  // beta does not enter the gradient
   w.inputs["dy"] = random_tensor({m, n}, 31);
   w.output_bytes = (m * n + 2 * n) * 4;
 #ifdef UOPS_BENCH_ONEDNN
