@@ -100,8 +100,9 @@ TEST(CBackend, Conv2dTilesCheckTheirBoundsOnce) {
 // the output channels left over in tiles of 4 rows (reduction_tiling.h), bit for bit either way:
 // 29 output channels run four tiles of 6, one of 4 and one row left over. 2 and 9 images (no
 // tile of images; one and one left over); channels of 5, 64, 70 and 130 leave no tile, whole
-// tiles, and columns over; the parameters put rows across the border and in the padding, strided
-// and dilated; 1 and 2 threads.
+// tiles, and columns over (9 images take 5 and 70 only: the interpreter's reference is most of the
+// test's time, ten minutes under ASan with every pair); the parameters put rows across the border
+// and in the padding, strided and dilated; 1 and 2 threads.
 TEST(CBackend, Conv2dGradientsHoldTheirRowsInRegisters) {
   Program dx = optimize(gradient(find_op("conv2d").build(DType::f32), {"x"}));
   Program dw = optimize(gradient(find_op("conv2d").build(DType::f32), {"w"}));
@@ -122,6 +123,7 @@ TEST(CBackend, Conv2dGradientsHoldTheirRowsInRegisters) {
   for (int64_t images : {2, 9})
     for (int c : {5, 64, 70, 130})
       for (auto [stride, pad, dilation] : {std::tuple{1, 1, 1}, {2, 2, 1}, {1, 0, 2}, {1, 6, 1}}) {
+        if (images == 9 && (c == 64 || c == 130)) continue;
         ParamMap params = {{"stride", stride}, {"pad", pad}, {"dilation", dilation}};
         int64_t h = 7, w = 6, o = 29, k = 3;
         int64_t oh = (h + 2 * pad - dilation * (k - 1) - 1) / stride + 1,
