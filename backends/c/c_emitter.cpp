@@ -4,6 +4,7 @@
 
 #include "backends/codegen/kernel_writer.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/ir/fixed_params.h"
 #include "uops/passes/packed_variant.h"
 #include "uops/passes/parallel_loops.h"
 #include "uops/passes/pipeline.h"
@@ -196,13 +197,22 @@ std::string function(const Program& original, const std::string& entry, bool rea
     last = t;
   }
   if (last >= 0) decl += ";\n";
-  for (size_t i = 0; i < p.params.size(); ++i)
-    if (w.used_params().count(p.params[i]))
-      decl +=
-          "  const int64_t " + names.param(p.params[i]) + " = params[" + std::to_string(i) + "];\n";
+  // A parameter fixed at compile time (uops/ir/fixed_params.h) is its constant: binding has
+  // checked the value given.
+  bool reads_params = false;
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    if (!w.used_params().count(p.params[i])) continue;
+    std::optional<int64_t> fixed = fixed_param(p, p.params[i]);
+    reads_params |= !fixed;
+    decl += "  const int64_t " + names.param(p.params[i]) + " = " +
+            (!fixed                ? "params[" + std::to_string(i) + "]"
+             : *fixed == INT64_MIN ? std::string("INT64_MIN")
+                                   : std::to_string(*fixed)) +
+            ";\n";
+  }
   if (w.used_tensors().empty()) decl += "  (void)tensors;\n";
   if (w.used_sizes().empty()) decl += "  (void)sizes;\n";
-  if (w.used_params().empty()) decl += "  (void)params;\n";
+  if (!reads_params) decl += "  (void)params;\n";
   if (!any_parallel || worksharing) decl += "  (void)threads;\n";
   if (any_parallel && !worksharing) decl += "#ifndef _OPENMP\n  (void)threads;\n#endif\n";
   if (w.uses_error_flag()) decl += "  int err = 0;\n";

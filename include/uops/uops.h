@@ -22,6 +22,7 @@
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ir/dtype.h"
+#include "uops/ir/fixed_params.h"
 #include "uops/ir/graph.h"
 #include "uops/ir/lower.h"
 #include "uops/ir/memory_budget.h"

@@ -1,0 +1,24 @@
+// Parameters fixed when a program is compiled, as a oneDNN primitive is made for one stride and
+// one window: fix_params adds an assertion `$name = value` per parameter, which binding checks
+// before anything runs like any other (a run given another value is refused with a uops::Error,
+// nothing written), and the C printer prints such a parameter as a constant, so the compiler sees
+// the window's size and the stride (a pool's window loops unroll; conv2d's taps index at fixed
+// offsets). The passes are unchanged: they see the parameter, as before.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "uops/ir/program.h"
+#include "uops/ir/tensor.h"
+
+namespace uops {
+
+// Throws uops::Error for a name that is not one of p's parameters.
+Program fix_params(Program p, const ParamMap& values);
+
+// The value an assertion `$name = constant` (either way round) fixes parameter `name` to.
+std::optional<int64_t> fixed_param(const Program& p, const std::string& name);
+
+}  // namespace uops
