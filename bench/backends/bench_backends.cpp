@@ -927,6 +927,10 @@ Workload pooling(bool max) {
   w.inputs = {{"x", random_tensor({N, H, W, C}, 37)}};
   w.params = {{"k", K}, {"stride", stride}};
   if (max) w.params["pad"] = pad;
+  // Compiled for its window and stride, as oneDNN's primitive is (uops/ir/fixed_params.h): the
+  // window's loops unroll, 1.3 times faster at 1 and 2 threads. conv2d's kernels gain nothing
+  // from it, and depthwise conv2d's and conv2d's dw lose a fifth, so they keep their parameters.
+  w.program = fix_params(w.program, w.params);
   w.output_bytes = N * OH * OW * C * 4;
 #ifdef UOPS_BENCH_ONEDNN
   {
