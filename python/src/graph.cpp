@@ -11,6 +11,7 @@
 #include "uops/autodiff/forward_mode.h"
 #include "uops/autodiff/graph_gradient.h"
 #include "uops/error.h"
+#include "uops/ir/fixed_params.h"
 #include "uops/ir/lower.h"
 #include "uops/ir/ops.h"
 #include "uops/ir/printer.h"
@@ -220,6 +221,9 @@ Shapes and index expressions are strings: "dA1[=dB0]", "i1 * $stride + i3 - $pad
         "The C backend's passes (tilings, then the decisions its printer prints, shown in the "
         "loops' plans), as the C backend runs them on a program; `dump_after`, `verify` and "
         "`dump` as for optimize.");
+  m.def("fix_params", &fix_params, py::arg("program"), py::arg("params"),
+        "`program` compiled for these parameter values: each is asserted (a run given another "
+        "value is refused) and the C backend prints it as a constant.");
   m.def("pass_names", &pass_names,
         "The pass names `dump_after` accepts: optimize's, then plan_cpu's.");
   m.def("gradient", &gradient, py::arg("graph"), py::arg("wrt"), py::arg("prefix") = "d",

@@ -83,6 +83,18 @@ def test_parameters_and_missing_ones():
         exe.run({"x": x})
 
 
+def test_fixed_parameters_run_and_refuse_other_values():
+    fixed = uops.fix_params(program("pad2d"), {"pad": 1})
+    exe = uops.compile(fixed)
+    x = np.ones((1, 1, 2, 2), np.float32)
+    out = exe.run({"x": x}, {"pad": 1})["y"]
+    np.testing.assert_array_equal(out, np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0))))
+    with pytest.raises(uops.Error, match=r"\$pad"):
+        exe.run({"x": x}, {"pad": 2})
+    with pytest.raises(uops.Error, match="cannot fix unknown parameter .stride."):
+        uops.fix_params(program("pad2d"), {"stride": 1})
+
+
 def test_a_run_past_the_memory_budget_is_a_limit_error():
     g = uops.Graph()
     g.param("n")

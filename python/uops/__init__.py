@@ -39,6 +39,7 @@ from ._uops import (
     f32,
     f64,
     find_op,
+    fix_params,
     forward_program,
     gradient,
     gradient_graph,
@@ -65,7 +66,7 @@ __all__ = [
     "OpInput", "Program", "ReduceOp", "UnaryOp", "all_ops", "available_backends", "case_inputs",
     "check", "check_cuda_kernel", "compile", "compile_c", "cuda_kernel", "cuda_kernel_backend",
     "cuda_unavailable_reason", "differentiable_inputs", "emit", "f32", "f64", "find_op",
-    "forward_program", "gradient", "gradient_graph", "gradient_residuals", "gradient_program",
-    "hvp", "jvp", "i32", "load_op_library", "lower", "optimize", "pass_names", "plan_cpu",
-    "register_op", "replay", "testing", "with_saved_outputs",
+    "fix_params", "forward_program", "gradient", "gradient_graph", "gradient_residuals",
+    "gradient_program", "hvp", "jvp", "i32", "load_op_library", "lower", "optimize", "pass_names",
+    "plan_cpu", "register_op", "replay", "testing", "with_saved_outputs",
 ]
