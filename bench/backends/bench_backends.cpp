@@ -4,10 +4,11 @@
 // bound, a memcpy moving as many bytes as the workload's inputs and outputs together. Each
 // benchmark iteration times uops and every peer once, interleaved; the counters are medians
 // over the iterations of `C/<peer>`, the peer's time over uops' `run_into()` time, into outputs
-// reused from call to call as the peers' are (above 1: uops is faster). A peer whose output the
-// workload states is checked once against uops' before timing (a wrong one gets `wrong/<peer>`
-// instead of a ratio). The training workloads (issue 30) follow the forward ones;
-// bench/backends/table.py prints their table. Plus compile latency (cold and cache hit) and
+// reused from call to call as the peers' are (above 1: uops is faster), and of `run/kernel`,
+// `run()`'s time (fresh outputs) over its kernel called directly (bench/common/bare_kernel.h). A
+// peer whose output the workload states is checked once against uops' before timing (a wrong one
+// gets `wrong/<peer>` instead of a ratio). The training workloads (issue 30) follow the forward
+// ones; bench/backends/table.py prints their table. Plus compile latency (cold and cache hit) and
 // interpreter against C. Runs with OMP_WAIT_POLICY=passive unless it is set (see main).
 #include <benchmark/benchmark.h>
 #include <omp.h>
@@ -25,6 +26,7 @@
 #include <set>
 #include <thread>
 
+#include "bench/common/bare_kernel.h"
 #include "bench/common/bench_common.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/ops/op_gradient.h"
@@ -462,6 +464,31 @@ std::set<std::string> wrong_peers(
   return wrong;
 }
 
+// run() as a user calls it (fresh outputs, validation) over its kernel called directly, the two
+// alternating call by call: whatever slows one (another library's threads still spinning after
+// its call, the core's clock) slows the other alike.
+double run_over_kernel_sample(const Executable& exe, const Workload& w,
+                              const bench::BareKernel& kernel) {
+  using Clock = std::chrono::steady_clock;
+  double run = 0, bare = 0;
+  auto user_run = [&] {
+    TensorMap fresh = exe.run(w.inputs, w.params);
+    benchmark::DoNotOptimize(fresh.begin()->second.bytes.data());
+  };
+  user_run();
+  kernel();
+  while (run + bare < 2 * kSampleSeconds) {
+    auto t0 = Clock::now();
+    user_run();
+    auto t1 = Clock::now();
+    kernel();
+    auto t2 = Clock::now();
+    run += std::chrono::duration<double>(t1 - t0).count();
+    bare += std::chrono::duration<double>(t2 - t1).count();
+  }
+  return run / bare;
+}
+
 void run_against_peers(benchmark::State& state, Workload (*make)()) {
   int threads = threads_for(int(state.range(0)));
   // Before make(): oneDNN fixes a primitive's thread count when it creates it.
@@ -480,6 +507,8 @@ void run_against_peers(benchmark::State& state, Workload (*make)()) {
   auto exe = compile_c(w.program, o);
   state.counters["compile_ms"] =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  // The kernel run() calls, called directly (the same object, from the same cache).
+  bench::BareKernel kernel(w.program, o, w.inputs, w.params);
   if (user_cache)
     setenv("UOPS_CACHE_DIR", saved.c_str(), 1);
   else
@@ -507,7 +536,7 @@ void run_against_peers(benchmark::State& state, Workload (*make)()) {
       benchmark::DoNotOptimize(to->data());
     });
   }
-  std::vector<double> uops_times;
+  std::vector<double> uops_times, run_over_kernel;
   std::map<std::string, std::vector<double>> ratios;
   for (auto _ : state) {
     double c = seconds_per_run([&] {
@@ -516,9 +545,11 @@ void run_against_peers(benchmark::State& state, Workload (*make)()) {
     });
     uops_times.push_back(c);
     for (auto& [name, f] : peers) ratios[name].push_back(seconds_per_run(f) / c);
+    run_over_kernel.push_back(run_over_kernel_sample(*exe, w, kernel));
   }
   state.counters["threads"] = threads;
   state.counters["uops_ms"] = median(uops_times) * 1e3;
+  state.counters["run/kernel"] = median(run_over_kernel);
   for (auto& [name, r] : ratios) state.counters["C/" + name] = median(r);
 }
 

@@ -15,7 +15,6 @@
 // allocations come from one of glibc's thread arenas); --no-peers, no other work between calls;
 // then names of workloads to keep (a prefix; default all). The OpenMP wait policy is left as the
 // environment sets it (the processes set none).
-#include <dlfcn.h>
 #include <omp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -31,11 +30,10 @@
 #include <thread>
 #include <vector>
 
-#include "backends/c/c_compiler.h"
 #include "backends/codegen/zero_fill.h"
+#include "bench/common/bare_kernel.h"
 #include "bench/common/bench_common.h"
 #include "uops/backends/c/c_backend.h"
-#include "uops/ir/binding.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
 #include "uops/uops.h"
@@ -53,7 +51,6 @@ namespace {
 using bench::random_tensor;
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using ConstMap = Eigen::Map<const RowMatrix>;
-using KernelFn = int (*)(void* const*, const int64_t*, const int64_t*, int);
 
 struct Workload {
   std::string name;
@@ -197,34 +194,15 @@ void run_workload(const Workload& w, int rounds, bool peers) {
   auto c0 = std::chrono::steady_clock::now();
   auto exe = compile_c(w.program, o);
   double cold = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-  // The same kernel, loaded again from the cache (dlopen gives the same object): its entry point.
-  void* handle = cgen::compile_and_load(emit_c(w.program, o), o);
-  auto fn = reinterpret_cast<KernelFn>(dlsym(handle, "uops_kernel"));
+  // The same kernel, loaded again from the cache (dlopen gives the same object), called directly.
+  bench::BareKernel bare_kernel(w.program, o, w.inputs, w.params);
   std::filesystem::remove_all(dir);
   unsetenv("UOPS_CACHE_DIR");
-
-  // The bare call's arguments, as run_into() builds them, on buffers allocated (and zeroed) once.
-  const Program& p = w.program;
-  ir::Binding b = ir::bind(p, w.inputs, w.params);
-  std::vector<Tensor> own(p.tensors.size());
-  std::vector<void*> pointers;
-  std::vector<int64_t> sizes, values;
-  for (size_t t = 0; t < p.tensors.size(); ++t) {
-    const ir::TensorInfo& info = p.tensors[t];
-    sizes.insert(sizes.end(), b.shapes[t].begin(), b.shapes[t].end());
-    if (info.role == ir::Role::input) {
-      pointers.push_back(const_cast<unsigned char*>(w.inputs.at(info.name).bytes.data()));
-    } else {
-      own[t] = Tensor(info.dtype, b.shapes[t]);
-      pointers.push_back(own[t].bytes.data());
-    }
-  }
-  for (auto& name : p.params) values.push_back(b.params.at(name));
   // What run() allocates per call (outputs and temporaries), and how much of it it zeroes.
-  std::vector<bool> zero = codegen::needs_zero_fill(p);
+  std::vector<bool> zero = codegen::needs_zero_fill(bare_kernel.program());
   double alloc_mb = 0, zero_mb = 0;
-  for (size_t t = 0; t < p.tensors.size(); ++t) {
-    double mb = double(own[t].bytes.size()) / (1 << 20);
+  for (size_t t = 0; t < zero.size(); ++t) {
+    double mb = double(bare_kernel.buffers()[t].bytes.size()) / (1 << 20);
     alloc_mb += mb;
     zero_mb += zero[t] ? mb : 0;
   }
@@ -240,11 +218,7 @@ void run_workload(const Workload& w, int rounds, bool peers) {
     // first (after a peer's work, caches and the core's clock differ from call to call).
     Sample sb, sr, si;
     std::function<void()> calls[3] = {
-        [&] {
-          sb = timed([&] {
-            if (fn(pointers.data(), sizes.data(), values.data(), 1)) std::abort();
-          });
-        },
+        [&] { sb = timed(bare_kernel); },
         [&] {
           sr = timed(
               [&] { OtherWork::sink(exe->run(w.inputs, w.params).begin()->second.bytes.data()); });
