@@ -59,7 +59,9 @@ struct MergeArgs {
 int list_ops();
 int show(const ShowArgs& a);
 int stats(const std::string& op, bool grad, bool json);
-int emit(const std::string& op, const std::string& target, bool grad, bool saved);
+// `fixed`: parameters printed as constants (fix_params).
+int emit(const std::string& op, const std::string& target, bool grad, bool saved,
+         const ParamMap& fixed = {});
 int dot(const std::string& op, bool grad);
 int run(const RunArgs& a);
 int check(const CheckArgs& a);
@@ -76,7 +78,8 @@ Program op_program(const OpDef& op, DType dtype, bool grad, bool saved = false);
 std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what);
 // The whole of `text` read as an integer (std::stoll's syntax), or nullopt.
 std::optional<int64_t> parse_integer(const std::string& text);
-ParamMap parse_params(const std::vector<std::string>& items);
+// NAME=INT items of option `what` ("--param", "--fix").
+ParamMap parse_params(const std::vector<std::string>& items, const char* what = "--param");
 // The dtypes a `--dtype` names: "all" is f32 and f64.
 std::vector<DType> dtypes_named(const std::string& name);
 // The oracle's options as `uopc check` and `uopc check-kernel` start from: `trials` cases of

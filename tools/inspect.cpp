@@ -13,6 +13,7 @@
 #include "uops/backends/interpreter.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
+#include "uops/ir/fixed_params.h"
 #include "uops/ir/printer.h"
 #include "uops/ops/op_gradient.h"
 #include "uops/oracle/generator.h"
@@ -50,13 +51,14 @@ std::optional<int64_t> parse_integer(const std::string& text) {
   return v;
 }
 
-ParamMap parse_params(const std::vector<std::string>& items) {
+ParamMap parse_params(const std::vector<std::string>& items, const char* what) {
   ParamMap params;
   for (auto& item : items) {
-    auto [name, value] = split_assignment(item, "--param");
+    auto [name, value] = split_assignment(item, what);
     std::optional<int64_t> v = parse_integer(value);
-    if (!v) throw Error("--param " + item + ": '" + value + "' is not an integer");
-    if (!params.emplace(name, *v).second) throw Error("--param " + name + " is given twice");
+    if (!v) throw Error(std::string(what) + " " + item + ": '" + value + "' is not an integer");
+    if (!params.emplace(name, *v).second)
+      throw Error(std::string(what) + " " + name + " is given twice");
   }
   return params;
 }
@@ -166,8 +168,9 @@ int stats(const std::string& name, bool grad, bool json) {
   return 0;
 }
 
-int emit(const std::string& name, const std::string& target, bool grad, bool saved) {
-  Program p = optimize(op_program(find_op(name), DType::f32, grad, saved));
+int emit(const std::string& name, const std::string& target, bool grad, bool saved,
+         const ParamMap& fixed) {
+  Program p = fix_params(optimize(op_program(find_op(name), DType::f32, grad, saved)), fixed);
   std::cout << find_backend(target).source(p);
   return 0;
 }

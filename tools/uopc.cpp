@@ -72,6 +72,10 @@ int main(int argc, char** argv) {
       ->add_flag("--saved", saved,
                  "the gradient given its residuals (inputs saved<id>) instead of recomputing them")
       ->needs(emit_grad);
+  std::vector<std::string> fixed;
+  emit_cmd->add_option("--fix", fixed,
+                       "NAME=INT: print the parameter as this constant (fix_params; a run given "
+                       "another value is refused)");
 
   RunArgs run_args;
   auto* run_cmd = app.add_subcommand("run", "run an op on .npy files");
@@ -159,7 +163,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("list")) return list_ops();
     if (show_cmd->parsed()) return show(show_args);
     if (stats_cmd->parsed()) return stats(op, grad, json);
-    if (emit_cmd->parsed()) return emit(op, target, grad, saved);
+    if (emit_cmd->parsed()) return emit(op, target, grad, saved, parse_params(fixed, "--fix"));
     if (run_cmd->parsed()) return run(run_args);
     if (check_cmd->parsed()) return check(check_args);
     if (merge_cmd->parsed()) return merge_reports(merge_args);

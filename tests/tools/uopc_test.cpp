@@ -426,6 +426,20 @@ TEST_F(Uopc, SavedGradientReadsResidualsNotX) {
   EXPECT_NE(r.err.find("--saved requires --grad"), std::string::npos) << r.err;
 }
 
+TEST_F(Uopc, EmitFixPrintsParametersAsConstants) {
+  Result r = uopc("emit avgpool2d --target c --fix k=2 --fix stride=2");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("const int64_t k = 2;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("const int64_t stride = 2;"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("params["), std::string::npos) << r.out;
+  r = uopc("emit avgpool2d --target c --fix window=2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("cannot fix unknown parameter 'window'"), std::string::npos) << r.err;
+  r = uopc("emit avgpool2d --target c --fix k=two");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--fix k=two: 'two' is not an integer"), std::string::npos) << r.err;
+}
+
 // An op library whose uops_register_ops throws an int aborted uopc (SIGABRT, exit 134).
 TEST_F(Uopc, OpLibraryThrowingANonExceptionIsAnError) {
   Result r = uopc(std::string("--ops ") + THROWING_OP_LIBRARY_PATH + " list");
