@@ -4,7 +4,6 @@
 
 #include "backends/codegen/kernel_writer.h"
 #include "uops/backends/c/c_backend.h"
-#include "uops/ir/fixed_params.h"
 #include "uops/passes/packed_variant.h"
 #include "uops/passes/parallel_loops.h"
 #include "uops/passes/pipeline.h"
@@ -202,13 +201,11 @@ std::string function(const Program& original, const std::string& entry, bool rea
   bool reads_params = false;
   for (size_t i = 0; i < p.params.size(); ++i) {
     if (!w.used_params().count(p.params[i])) continue;
-    std::optional<int64_t> fixed = fixed_param(p, p.params[i]);
-    reads_params |= !fixed;
-    decl += "  const int64_t " + names.param(p.params[i]) + " = " +
-            (!fixed                ? "params[" + std::to_string(i) + "]"
-             : *fixed == INT64_MIN ? std::string("INT64_MIN")
-                                   : std::to_string(*fixed)) +
-            ";\n";
+    std::string fixed = w.fixed_param_declaration(p.params[i]);
+    reads_params |= fixed.empty();
+    decl += !fixed.empty() ? fixed
+                           : "  const int64_t " + names.param(p.params[i]) + " = params[" +
+                                 std::to_string(i) + "];\n";
   }
   if (w.used_tensors().empty()) decl += "  (void)tensors;\n";
   if (w.used_sizes().empty()) decl += "  (void)sizes;\n";

@@ -7,6 +7,7 @@
 #include "ir/parallelism.h"
 #include "uops/error.h"
 #include "uops/ir/analysis.h"
+#include "uops/ir/fixed_params.h"
 #include "uops/ir/printer.h"
 #include "uops/passes/register_tiles.h"
 
@@ -71,6 +72,12 @@ std::string AtomicHelper::name() const {
 }
 
 // ---- index expressions ------------------------------------------------------------------------
+
+std::string KernelWriter::fixed_param_declaration(const std::string& param) {
+  std::optional<int64_t> v = fixed_param(p_, param);
+  return v ? "  const int64_t " + names_.param(param) + " = " + index(idx::constant(*v)) + ";\n"
+           : "";
+}
 
 std::string KernelWriter::print_index(const Index& e, int min_prec) {
   std::string s;

@@ -58,6 +58,9 @@ class KernelWriter {
   bool reciprocal_division = false;
   std::string index(const Index& e);
   std::string value(const Value& v);
+  // "  const int64_t k = 2;\n" for a parameter fix_params fixed (uops/ir/fixed_params.h; binding
+  // has checked the value given), which the kernel then does not take; "" for any other.
+  std::string fixed_param_declaration(const std::string& param);
   // Row-major element offset of `index` in tensor t, and the test that it lies inside.
   std::string offset(int t, const std::vector<Index>& index);
   std::string in_range(int t, const std::vector<Index>& index);

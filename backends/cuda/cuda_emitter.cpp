@@ -137,8 +137,12 @@ CudaModule emit_cuda_module(const Program& p, bool device_functions) {
       sig += "int64_t " + names.size(t, a) + ", ";
       kp.args.push_back({KernelArg::size, t, a, ""});
     }
+    std::string constants;  // fixed parameters, which the kernel does not take
     for (auto& q : p.params)
       if (w.used_params().count(q)) {
+        std::string fixed = w.fixed_param_declaration(q);
+        constants += fixed;
+        if (!fixed.empty()) continue;
         sig += "int64_t " + names.param(q) + ", ";
         kp.args.push_back({KernelArg::param, -1, 0, q});
       }
@@ -147,7 +151,7 @@ CudaModule emit_cuda_module(const Program& p, bool device_functions) {
     kernels += device_functions
                    ? "__device__ void " + kp.name + "(unsigned vblock, unsigned vgrid, "
                    : "extern \"C\" __global__ void " + kp.name + "(";
-    kernels += sig + "int *error) {\n";
+    kernels += sig + "int *error) {\n" + constants;
     if (w.uses_error_flag()) kernels += "  int err = 0;\n";
     kernels += body;
     if (w.uses_error_flag())

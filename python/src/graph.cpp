@@ -223,7 +223,7 @@ Shapes and index expressions are strings: "dA1[=dB0]", "i1 * $stride + i3 - $pad
         "`dump` as for optimize.");
   m.def("fix_params", &fix_params, py::arg("program"), py::arg("params"),
         "`program` compiled for these parameter values: each is asserted (a run given another "
-        "value is refused) and the C backend prints it as a constant.");
+        "value is refused) and the C and CUDA backends print it as a constant.");
   m.def("pass_names", &pass_names,
         "The pass names `dump_after` accepts: optimize's, then plan_cpu's.");
   m.def("gradient", &gradient, py::arg("graph"), py::arg("wrt"), py::arg("prefix") = "d",

@@ -148,8 +148,8 @@ def plan_cpu(program: Program, dump_after: str = "", verify: bool = False,
              dump: IO[str] | None = None) -> Program:
     """The C backend's passes; their decisions show in the loops' plans."""
 def fix_params(program: Program, params: Mapping[str, int]) -> Program:
-    """`program` for these parameter values: each is asserted, and the C backend prints it as a
-    constant."""
+    """`program` for these parameter values: each is asserted, and the C and CUDA backends print
+    it as a constant."""
 def pass_names() -> list[str]:
     """The pass names `dump_after` accepts: optimize's, then plan_cpu's."""
 def gradient(graph: Graph, wrt: Sequence[str], prefix: str = ...,

@@ -71,6 +71,43 @@ TEST(CudaEmulation, EveryOpAndGradientMatchesInterpreter) {
   RecordProperty("cases", int(cases.size()));
 }
 
+// Parameters fixed at compile time (uops/ir/fixed_params.h) are constants in the kernels, which
+// do not take them: every op with parameters, forward and gradient, optimized, matches the
+// interpreter, and a run given another value is refused before any launch.
+TEST(CudaEmulation, FixedParamsAreConstantsInTheKernels) {
+  std::vector<testing::OpCase> cases;
+  for (auto& c : testing::op_cases(kMaxExtent))
+    if (!c.params.empty() && c.program.value_type() == DType::f32 &&
+        c.label.find("optimized") != std::string::npos)
+      cases.push_back(c);
+  std::vector<Program> programs;
+  for (auto& c : cases) programs.push_back(fix_params(c.program, c.params));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string src = emit_cuda(programs[i]);
+    for (auto& [name, value] : cases[i].params) {
+      EXPECT_NE(src.find("const int64_t " + name + " = " + std::to_string(value) + ";"),
+                std::string::npos)
+          << cases[i].label << "\n"
+          << src;
+      EXPECT_EQ(src.find("int64_t " + name + ","), std::string::npos) << cases[i].label;
+    }
+  }
+  auto kernels = testing::emulate_cuda_batch(programs);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const testing::OpCase& c = cases[i];
+    Outcome want = interpret_outcome(c.program, c.inputs, c.params);
+    Outcome got = run(*kernels[i], c.inputs, c.params);
+    EXPECT_EQ(want.error, got.error) << c.label;
+    EXPECT_TRUE(testing::same_outputs(want.outputs, got.outputs, tolerance(c.program))) << c.label;
+    ParamMap other = c.params;
+    other.begin()->second += 1;
+    EXPECT_NE(run(*kernels[i], c.inputs, other).error.find("equal assertion failed"),
+              std::string::npos)
+        << c.label;
+  }
+  EXPECT_GE(cases.size(), 10u);  // 5 ops with parameters, forward and gradient
+}
+
 // 500 random programs (UOPS_FUZZ_TRIALS for more), optimized or not, errors included: the only
 // programs whose kernels use the compare-and-swap atomics (max, min and i32 accumulations). Some
 // raise an error at one element, wherever it lands; a quarter have loops cut short (blocks that

@@ -1,9 +1,9 @@
 // Parameters fixed when a program is compiled, as a oneDNN primitive is made for one stride and
 // one window: fix_params adds an assertion `$name = value` per parameter, which binding checks
 // before anything runs like any other (a run given another value is refused with a uops::Error,
-// nothing written), and the C printer prints such a parameter as a constant, so the compiler sees
-// the window's size and the stride (a pool's window loops unroll; conv2d's taps index at fixed
-// offsets). The passes are unchanged: they see the parameter, as before.
+// nothing written), and the C and CUDA printers declare such a parameter as a constant (a CUDA
+// kernel no longer takes it), so the compiler sees the window's size and the stride (a pool's
+// window loops unroll). The passes are unchanged: they see the parameter, as before.
 #pragma once
 
 #include <cstdint>
