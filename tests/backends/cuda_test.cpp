@@ -43,6 +43,13 @@ TEST(Cuda, EveryOpAndGradientCompilesWithNvrtc) {
   for (auto& c : testing::op_cases()) expect_clean_compile(c.program, c.label);
 }
 
+// With their parameters fixed (uops/ir/fixed_params.h): constants in the kernels.
+TEST(Cuda, EveryOpWithFixedParamsCompilesWithNvrtc) {
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC not available in this build";
+  for (auto& c : testing::op_cases())
+    if (!c.params.empty()) expect_clean_compile(fix_params(c.program, c.params), c.label);
+}
+
 TEST(Cuda, RandomProgramsCompileWithNvrtc) {
   if (!have_nvrtc()) GTEST_SKIP() << "NVRTC not available in this build";
   for (uint64_t seed = 0; seed < 60; ++seed) {
