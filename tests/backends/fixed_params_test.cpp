@@ -1,6 +1,7 @@
 // Parameters fixed at compile time (uops/ir/fixed_params.h): the C printer prints them as
 // constants, binding refuses any other value, and the results are the interpreter's bit for bit
-// for every op with parameters, forward and gradient, at its example's values and at others.
+// for every op with parameters, forward and gradient, at its example's values and at others,
+// fixed after the passes and before them.
 #include "uops/ir/fixed_params.h"
 
 #include <gtest/gtest.h>
@@ -26,15 +27,19 @@ std::vector<ParamMap> param_sets(const OpDef& op) {
 
 TEST(FixedParams, EveryOpWithParamsMatchesTheInterpreterAndRefusesOtherValues) {
   int checked = 0;
-  std::vector<Program> programs;
+  std::vector<Program> programs, plains;
   std::vector<std::pair<const OpDef*, ParamMap>> cases;
   for (const OpDef& op : all_ops()) {
     if (op.example_params.empty()) continue;
     for (const ParamMap& params : param_sets(op))
       for (bool grad : {false, true}) {
-        Program p =
-            optimize(grad ? gradient_program(op, DType::f32) : forward_program(op, DType::f32));
-        programs.push_back(fix_params(p, params));
+        Program p = grad ? gradient_program(op, DType::f32) : forward_program(op, DType::f32);
+        // Fixed after the passes, and before them (the passes keep the assertions).
+        plains.push_back(optimize(p));
+        programs.push_back(fix_params(plains.back(), params));
+        cases.push_back({&op, params});
+        plains.push_back(optimize(p));
+        programs.push_back(optimize(fix_params(p, params)));
         cases.push_back({&op, params});
       }
   }
@@ -65,8 +70,7 @@ TEST(FixedParams, EveryOpWithParamsMatchesTheInterpreterAndRefusesOtherValues) {
     }
     for (auto& [name, t] : forward_out) shapes["d" + name] = t.shape;
     TensorMap in = testing::random_inputs(fixed, shapes, i + 100);
-    Program plain = fixed;
-    plain.equalities.resize(plain.equalities.size() - params.size());
+    const Program& plain = plains[i];
     EXPECT_TRUE(testing::same_outputs(interpret(plain, in, params), exes[i]->run(in, params)))
         << at;
     EXPECT_TRUE(testing::same_outputs(interpret(plain, in, params), interpret(fixed, in, params)))
