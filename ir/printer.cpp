@@ -148,6 +148,13 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
       t += " " + tensor_name(p, tensor) + "[.., " + index_text(p, e) + "]";
     parts.push_back(t);
   }
+  if (!plan.tile_skip.empty()) {
+    std::string t = "else only where in range";
+    for (auto& s : plan.tile_skip)
+      t += " " + tensor_name(p, s.tensor) + "." + std::to_string(s.axis) + "[" +
+           index_text(p, s.at) + "]";
+    parts.push_back(t);
+  }
   if (plan.empty_test)
     parts.push_back("skip if loop " + std::to_string(plan.empty_test) + " is empty");
   std::string out;

@@ -85,8 +85,12 @@ bool same(const LoopPlan& a, const LoopPlan& b) {
          all_same(
              a.tile_corners, b.tile_corners,
              [](auto& x, auto& y) { return x.first == y.first && same(x.second, y.second); }) &&
-         all_same(a.tile_rows, b.tile_rows,
-                  [](auto& x, auto& y) { return x.first == y.first && equal(x.second, y.second); });
+         all_same(
+             a.tile_rows, b.tile_rows,
+             [](auto& x, auto& y) { return x.first == y.first && equal(x.second, y.second); }) &&
+         all_same(a.tile_skip, b.tile_skip, [](auto& x, auto& y) {
+           return x.tensor == y.tensor && x.axis == y.axis && equal(x.at, y.at);
+         });
 }
 
 bool same(const Stmt& a, const Stmt& b) {

@@ -192,6 +192,22 @@ TileTest tile_test(const LoopRanges& ranges, const Block& b, size_t k, size_t fi
   return {outside.first, k, std::move(outside.second)};
 }
 
+// The axes of the tile statement's index that no loop from `at` inward moves and that cannot
+// raise, where the statement is checked and the block's only one (ir::LoopPlan::tile_skip).
+std::vector<AxisIndex> skipped_axes(const Block& b, size_t at) {
+  const Stmt& s = b.loops.back().stmts[0];
+  size_t stmts = 0;
+  for (auto& l : b.loops) stmts += l.stmts.size() + l.carried.size();
+  if (!s.checked || stmts != 1) return {};
+  std::vector<AxisIndex> out;
+  for (size_t a = 0; a < s.index.size(); ++a) {
+    bool moves = may_raise(s.index[a]);
+    for (size_t x = at; x < b.loops.size(); ++x) moves |= uses_var(s.index[a], b.loops[x].var);
+    if (!moves) out.push_back({s.tensor, int(a), s.index[a]});
+  }
+  return out;
+}
+
 // Whether the tile of block bi, which starts from a known value, streams its stores
 // (register_tiles.h): its tensor is an f32 or f64 output that no later block loads, and the
 // innermost tile loop c runs along the tensor's last axis alone (c plus other terms) over whole
@@ -251,6 +267,7 @@ Program plan_register_tiles(Program p) {
       if (test.accesses.empty()) break;
       planned[test.at].plan.tile_corners = std::move(test.accesses);
       planned[test.at].plan.tile_rows = row_tests(b, test.from);
+      planned[test.at].plan.tile_skip = skipped_axes(b, test.at);
       break;
     }
   }

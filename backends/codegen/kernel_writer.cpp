@@ -478,8 +478,13 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     // A checked tensor of the tile is tested per element there, with no tile.
     Within other = within;
     other.tile |= b.loops.back().stmts[0].checked;
+    // Where a skipped axis is out of range the else stores nothing (LoopPlan::tile_skip).
+    std::string skip;
+    for (auto& s : l.plan.tile_skip)
+      if (std::string test = axis_test(s.tensor, size_t(s.axis), s.at); !test.empty())
+        skip += (skip.empty() ? "" : " && ") + test;
     if (!l.plan.tile_rows.empty()) {
-      std::string rows;
+      std::string rows = skip;
       for (auto& [t, e] : l.plan.tile_rows)
         if (std::string test = axis_test(t, p_.tensors[t].shape.size() - 1, e); !test.empty())
           rows += (rows.empty() ? "" : " && ") + test;
@@ -488,7 +493,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
       nest(b, k, indent + 1, out, before, atomic, other);
       border_rows_ = false;
     }
-    out += pad(indent) + "} else {\n";
+    out += pad(indent) + (skip.empty() ? "} else {\n" : "} else if (" + skip + ") {\n");
     nest(b, k, indent + 1, out, before, atomic, other);
     out += pad(indent) + "}\n";
     return;

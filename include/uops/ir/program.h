@@ -46,6 +46,13 @@ struct Carried {
   bool operator==(const Carried&) const = default;
 };
 
+// An index on one axis of a tensor: what a range test tests.
+struct AxisIndex {
+  int tensor = -1;
+  int axis = 0;
+  Index at;
+};
+
 // What the C backend's passes decided about a loop (plan_cpu in uops/passes/pipeline.h,
 // docs/cpu-kernels.md); the C printer prints it and decides nothing. The default is a plain
 // sequential loop, which every other pass and backend sees.
@@ -120,6 +127,12 @@ struct LoopPlan {
   // tensor and its last axis at the tile's corners) are in range: the row's own axis, which the
   // pointer does not test. Where they are not, every load is checked.
   std::vector<std::pair<int, Index>> tile_rows;
+  // register_tiles, beside tile_corners, where the tile's tensor is checked (a scatter's store,
+  // which stores nothing out of range) and its statement is the block's only one: the axes of its
+  // index that no loop from the test inward moves, and that cannot raise. That test's else runs
+  // only where they are in range (conv2d's dx at the border: a row above the image, for every
+  // output channel of the tile), instead of testing each element.
+  std::vector<AxisIndex> tile_skip;
   // tile_scatters, on the loop within a one-loop tile, and tile_registers, on a row tile's rows:
   // the compiler unrolls it fully (`#pragma GCC unroll`). GCC vectorizes such a loop and keeps
   // the tile in memory; unrolled, it stays in registers (conv2d's data gradient; batched matmul's

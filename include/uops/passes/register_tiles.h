@@ -15,7 +15,11 @@
 //
 // A checked index (a window's scatter, scatter_tiling.h) is tested at the tile's corners in
 // front of the tile: the tile is kept where they are in range, and its else runs the loops with
-// each element tested and no tile; a tile whose corners cannot be tested there is not kept.
+// each element tested and no tile; a tile whose corners cannot be tested there is not kept. The
+// else first tests, once, the axes of the index that no loop inside it moves (and that cannot
+// raise), where the statement is the block's only one (LoopPlan::tile_skip): out of range there,
+// no element of it would store (conv2d's dx: a row or column beyond the border, for every output
+// channel and every element of the tile; 3-4% of the kernel at one thread, 8% at two).
 //
 // Checked loads keep the compiler from holding a tile in registers: when every checked load's
 // index is affine in the tile variables and cannot raise, the tile's corners bound it, so the
