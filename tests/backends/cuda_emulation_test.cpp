@@ -48,6 +48,14 @@ double tolerance(const Program& p) {
   return p.value_type() == DType::f64 ? 1e-9 : 1e-4;
 }
 
+// The kernel's outputs are the interpreter's (within the tolerance), or its error the same.
+void expect_interpreters_outcome(const Executable& kernel, const testing::OpCase& c) {
+  Outcome want = interpret_outcome(c.program, c.inputs, c.params);
+  Outcome got = run(kernel, c.inputs, c.params);
+  EXPECT_EQ(want.error, got.error) << c.label;
+  EXPECT_TRUE(testing::same_outputs(want.outputs, got.outputs, tolerance(c.program))) << c.label;
+}
+
 // The example shapes capped at 24 per axis (8 under the sanitizers, where every access the
 // detector logs costs much more): an emulated thread block costs 256 fiber switches per barrier.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -61,13 +69,7 @@ TEST(CudaEmulation, EveryOpAndGradientMatchesInterpreter) {
   std::vector<Program> programs;
   for (auto& c : cases) programs.push_back(c.program);
   auto kernels = testing::emulate_cuda_batch(std::move(programs));
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const testing::OpCase& c = cases[i];
-    Outcome want = interpret_outcome(c.program, c.inputs, c.params);
-    Outcome got = run(*kernels[i], c.inputs, c.params);
-    EXPECT_EQ(want.error, got.error) << c.label;
-    EXPECT_TRUE(testing::same_outputs(want.outputs, got.outputs, tolerance(c.program))) << c.label;
-  }
+  for (size_t i = 0; i < cases.size(); ++i) expect_interpreters_outcome(*kernels[i], cases[i]);
   RecordProperty("cases", int(cases.size()));
 }
 
@@ -95,10 +97,7 @@ TEST(CudaEmulation, FixedParamsAreConstantsInTheKernels) {
   auto kernels = testing::emulate_cuda_batch(programs);
   for (size_t i = 0; i < cases.size(); ++i) {
     const testing::OpCase& c = cases[i];
-    Outcome want = interpret_outcome(c.program, c.inputs, c.params);
-    Outcome got = run(*kernels[i], c.inputs, c.params);
-    EXPECT_EQ(want.error, got.error) << c.label;
-    EXPECT_TRUE(testing::same_outputs(want.outputs, got.outputs, tolerance(c.program))) << c.label;
+    expect_interpreters_outcome(*kernels[i], c);
     ParamMap other = c.params;
     other.begin()->second += 1;
     EXPECT_NE(run(*kernels[i], c.inputs, other).error.find("equal assertion failed"),
