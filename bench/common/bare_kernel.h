@@ -15,6 +15,7 @@
 #include "backends/c/c_compiler.h"
 #include "backends/c/c_emitter.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/error.h"
 #include "uops/ir/binding.h"
 #include "uops/passes/packed_variant.h"
 
@@ -28,19 +29,24 @@ class BareKernel {
         threads_(o.threads > 0 ? o.threads
                                : std::max(1, int(std::thread::hardware_concurrency()))) {
     const char* entry = "uops_kernel";
+    ir::Binding b = ir::bind(program, inputs, params);
+    // As run_into() chooses: the variant where its copies pay and fit in the memory budget.
     auto variant = o.packed_variant ? packed_variant(program) : std::nullopt;
-    if (variant && packed_variant_pays(variant->copies, ir::bind(program, inputs, params).env())) {
-      program_ = std::move(variant->program);
-      entry = "uops_kernel_packed";
+    if (variant && packed_variant_pays(variant->copies, b.env())) {
+      try {
+        b = ir::bind(variant->program, inputs, params);
+        program_ = std::move(variant->program);
+        entry = "uops_kernel_packed";
+      } catch (const LimitError&) {
+      }
     }
-    const Program* p = &program_;
-    void* handle = cgen::compile_and_load(cgen::emit_c_unit({p}, {entry}, o.reassociate), o);
+    void* handle =
+        cgen::compile_and_load(cgen::emit_c_unit({&program_}, {entry}, o.reassociate), o);
     fn_ = reinterpret_cast<Fn>(dlsym(handle, entry));
     if (!fn_) std::abort();
-    ir::Binding b = ir::bind(*p, inputs, params);
-    own_.resize(p->tensors.size());
-    for (size_t t = 0; t < p->tensors.size(); ++t) {
-      const ir::TensorInfo& info = p->tensors[t];
+    own_.resize(program_.tensors.size());
+    for (size_t t = 0; t < program_.tensors.size(); ++t) {
+      const ir::TensorInfo& info = program_.tensors[t];
       sizes_.insert(sizes_.end(), b.shapes[t].begin(), b.shapes[t].end());
       if (info.role == ir::Role::input) {
         pointers_.push_back(const_cast<unsigned char*>(inputs.at(info.name).bytes.data()));
@@ -49,7 +55,7 @@ class BareKernel {
         pointers_.push_back(own_[t].bytes.data());
       }
     }
-    for (auto& name : p->params) values_.push_back(b.params.at(name));
+    for (auto& name : program_.params) values_.push_back(b.params.at(name));
   }
 
   // Aborts on an error bit: the arguments are the ones run_into() accepted.
