@@ -104,6 +104,22 @@ bool reads_row(const std::vector<Index>& index, int var, Index* start) {
   return true;
 }
 
+size_t row_binding_loop(const Block& b, size_t from) {
+  const Loop& inner = b.loops.back();
+  size_t at = std::min(from, b.loops.size() - 1);
+  for (auto& s : inner.stmts)
+    for_each_load(s.value, [&](const ValueNode& n) {
+      Index start;
+      if (!n.checked || !reads_row(n.index, inner.var, &start)) return;
+      std::vector<Index> row(n.index.begin(), n.index.end() - 1);
+      row.push_back(start);
+      for (size_t x = at; x + 1 < b.loops.size(); ++x)
+        for (auto& e : row)
+          if (uses_var(e, b.loops[x].var)) at = std::max(at, x + 1);
+    });
+  return at;
+}
+
 bool may_raise(const Stmt& s) {
   for (auto& e : s.index)
     if (may_raise(e)) return true;

@@ -146,7 +146,7 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
     std::string t = "else rows where in range";
     for (auto& [tensor, e] : plan.tile_rows)
       t += " " + tensor_name(p, tensor) + "[.., " + index_text(p, e) + "]";
-    parts.push_back(t);
+    parts.push_back(t + " bound at loop " + std::to_string(plan.tile_rows_at));
   }
   if (!plan.tile_skip.empty()) {
     std::string t = "else only where in range";

@@ -193,6 +193,10 @@ class Verifier {
         check_access(t, index, vars, at + "'s tile corner");
       if (!plan.tile_rows.empty() && plan.tile_corners.empty())
         fail(at + " reads rows in the else of a tile corner test it does not make");
+      if (!plan.tile_rows.empty() &&
+          (plan.tile_rows_at >= int(n) || plan.tile_rows_at < int(row_binding_loop(block, k))))
+        fail(at + " binds its rows in front of loop " + std::to_string(plan.tile_rows_at) +
+             ", outside its test or where a loop inside moves them");
       if (plan.empty_test && (plan.empty_test <= int(k) || plan.empty_test >= int(n) ||
                               bounds_use_any_var(block.loops[size_t(plan.empty_test)])))
         fail(at + " tests the range of loop " + std::to_string(plan.empty_test) +

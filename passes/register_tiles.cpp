@@ -267,6 +267,8 @@ Program plan_register_tiles(Program p) {
       if (test.accesses.empty()) break;
       planned[test.at].plan.tile_corners = std::move(test.accesses);
       planned[test.at].plan.tile_rows = row_tests(b, test.from);
+      if (!planned[test.at].plan.tile_rows.empty())
+        planned[test.at].plan.tile_rows_at = int(row_binding_loop(b, test.at));
       planned[test.at].plan.tile_skip = skipped_axes(b, test.at);
       break;
     }

@@ -490,6 +490,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
           rows += (rows.empty() ? "" : " && ") + test;
       out += pad(indent) + "} else if (" + (rows.empty() ? "1" : rows) + ") {\n";
       border_rows_ = true;
+      rows_at_ = size_t(l.plan.tile_rows_at);
       nest(b, k, indent + 1, out, before, atomic, other);
       border_rows_ = false;
     }
@@ -523,9 +524,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent) + "}\n";
     return;
   }
-  if (border_rows_ && k + 1 == b.loops.size() &&
-      bind_row(b, k, indent, out, before, atomic, within))
-    return;
+  if (border_rows_ && k == rows_at_ && bind_row(b, k, indent, out, before, atomic, within)) return;
   // An end that may raise (a division by a parameter) is evaluated once in front of its loop,
   // as the IR means: in the loop's condition the error bit it may set keeps the compiler from
   // hoisting it, and the division ran every iteration (pooling's rows: 15% of the kernel).
@@ -564,14 +563,14 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
 }
 
 // In a border tile's else (LoopPlan::tile_rows), each checked load that reads a row along the
-// innermost loop (ir::reads_row) is bound in front of that loop by a test of its row's other
-// axes (its own axis was tested in front of the tile): where they are in range, to the row
-// through a pointer, else to its fill value, each way with a loop of its own (2^n loops for n
-// such loads; register_tiles plans rows for at most 3). The same value as the checked load,
-// element by element, with no test inside the loop, so the compiler keeps the tile in registers.
-// (A pointer chosen between the row and a local row of fills, one loop for both, was vectorized
-// by GCC behind a run-time alias test that sent it to a scalar loop: a border tile of maxpool2d
-// ran 8x slower than an inner one.) Returns false when every row load is bound.
+// innermost loop (ir::reads_row) is bound in front of loop tile_rows_at by a test of its row's
+// other axes (its own axis was tested in front of the tile): where they are in range, to the row
+// through a pointer, else to its fill value, each way with a copy of the loops from there (2^n
+// copies for n such loads; register_tiles plans rows for at most 3). The same value as the checked
+// load, element by element, with no test inside the loop, so the compiler keeps the tile in
+// registers. (A pointer chosen between the row and a local row of fills, one loop for both, was
+// vectorized by GCC behind a run-time alias test that sent it to a scalar loop: a border tile of
+// maxpool2d ran 8x slower than an inner one.) Returns false when every row load is bound.
 bool KernelWriter::bind_row(const Block& b, size_t k, int indent, std::string& out,
                             const Before& before, const std::set<int>& atomic, Within within) {
   const Loop& l = b.loops.back();

@@ -134,9 +134,10 @@ class KernelWriter {
   std::pair<int, std::string> tile_{-1, ""};
   std::vector<Index> tile_index_;  // the index the tile's statements store at
   bool unchecked_ = false;
-  // In a border tile's else (bind_row): there, and what each checked row load bound so far
-  // reads, its element through the row's pointer or its fill value.
+  // In a border tile's else (bind_row): there, the loop its rows are bound in front of, and what
+  // each checked row load bound so far reads, its element through the row's pointer or its fill.
   bool border_rows_ = false;
+  size_t rows_at_ = 0;
   bool narrow_ = false;  // printing a loop's copy in LoopPlan::narrow_lanes lanes
   std::map<const ValueNode*, std::string> row_of_;
   int rows_declared_ = 0;

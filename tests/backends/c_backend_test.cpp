@@ -117,6 +117,16 @@ TEST(CBackend, Conv2dGradientsHoldTheirRowsInRegisters) {
   EXPECT_NE(print(plan_cpu(dx, {})).find("else only where in range dx.1["), std::string::npos)
       << print(plan_cpu(dx, {}));
   EXPECT_NE(emit_c(dw).find("[4][64];"), std::string::npos) << emit_c(dw);
+  // dw's border tiles take each row of x once for all the tile's output channels: in front of
+  // their unrolled loop (LoopPlan::tile_rows_at), not in each of its copies.
+  int bound = 0;
+  for (auto& b : plan_cpu(dw, {}).blocks)
+    for (auto& l : b.loops)
+      if (!l.plan.tile_rows.empty() && b.loops[b.loops.size() - 2].plan.unroll) {
+        ++bound;
+        EXPECT_EQ(l.plan.tile_rows_at, int(b.loops.size() - 2)) << print(plan_cpu(dw, {}));
+      }
+  EXPECT_EQ(bound, 2);  // the tiles of 6 and of 4 output channels
   std::vector<std::unique_ptr<Executable>> dxs, dws;
   for (auto* o : {&exact, &two}) {
     dxs.push_back(compile_c(dx, *o));

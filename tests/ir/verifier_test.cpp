@@ -272,6 +272,26 @@ TEST(Verifier, TileOfACheckedTensorIsTestedInFrontOfIt) {
   EXPECT_TRUE(found) << print(p);
 }
 
+// A border tile's rows are bound where no loop inside, but the innermost, moves them.
+TEST(Verifier, TileRowsAreBoundWhereTheyStayPut) {
+  Program p = plan_cpu(optimize(gradient(find_op("conv2d").build(DType::f32), {"w"})), {});
+  EXPECT_EQ(verify(p), std::vector<std::string>{});
+  bool found = false;
+  for (size_t b = 0; b < p.blocks.size(); ++b)
+    for (size_t k = 0; k < p.blocks[b].loops.size(); ++k) {
+      if (p.blocks[b].loops[k].plan.tile_rows.empty()) continue;
+      found = true;
+      Program moved = p;
+      moved.blocks[b].loops[k].plan.tile_rows_at = int(k);  // the images' loop moves the rows
+      auto errors = verify(moved);
+      std::string want = "block " + std::to_string(b) + " loop " + std::to_string(k) +
+                         " binds its rows in front of loop " + std::to_string(k) +
+                         ", outside its test or where a loop inside moves them";
+      EXPECT_NE(std::find(errors.begin(), errors.end(), want), errors.end()) << errors.size();
+    }
+  EXPECT_TRUE(found) << print(p);
+}
+
 TEST(Verifier, SimdReducesWhatTheInnermostLoopReduces) {
   expect_invalid(
       [](Program& p) {

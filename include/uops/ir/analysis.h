@@ -52,6 +52,10 @@ bool may_raise(const Stmt& s);
 // left side of -), and no other axis uses var. Gives that axis with var = 0 in `start`. A register
 // tile's checked load of such a row tests the other axes once per row (register_tiles.h).
 bool reads_row(const std::vector<Index>& index, int var, Index* start = nullptr);
+// The outermost loop of b from `from` inward in front of which each checked load of the
+// innermost loop that reads a row along it can take that row once: no loop from there inward,
+// but the innermost, moves the row (its other axes and where it starts).
+size_t row_binding_loop(const Block& b, size_t from);
 
 // Block b assigns every element of tensor t once: one loop per axis over [0, size), the
 // innermost assigning t at exactly the loops' variables, and nothing else.

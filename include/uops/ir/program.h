@@ -127,6 +127,11 @@ struct LoopPlan {
   // tensor and its last axis at the tile's corners) are in range: the row's own axis, which the
   // pointer does not test. Where they are not, every load is checked.
   std::vector<std::pair<int, Index>> tile_rows;
+  // register_tiles, beside tile_rows: the loop in front of which each such row is bound, the
+  // outermost from the test inward that, but for the innermost, moves none of its other axes
+  // (conv2d's weight gradient: in front of the output channels' unrolled loop, whose rows all
+  // read the same row of x, rather than a test in each of its copies).
+  int tile_rows_at = 0;
   // register_tiles, beside tile_corners, where the tile's tensor is checked (a scatter's store,
   // which stores nothing out of range) and its statement is the block's only one: the axes of its
   // index that no loop from the test inward moves, and that cannot raise. That test's else runs

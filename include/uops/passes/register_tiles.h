@@ -36,7 +36,9 @@
 // and the weight gradient's x along the channels), the else tests, at the same corners, only
 // those rows' own axis (LoopPlan::tile_rows); where it holds, a test of each row's other axes,
 // once per row, reads it through a pointer or takes the load's fill, each way in a copy of the
-// innermost loop (at most 3 such loads, 8 copies): the same values, a tile in registers. Where it
+// loops from the outermost that moves no row but along it (ir::row_binding_loop; the weight
+// gradient's: the unrolled loop over output channels, 8-11% faster than a test in each of its
+// copies) inward (at most 3 such loads, 8 copies): the same values, a tile in registers. Where it
 // does not, the loads are checked per element.
 //
 // A tile that starts from a known value in a row-local run, whose tensor (an f32 or f64 output)
