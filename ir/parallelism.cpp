@@ -140,6 +140,14 @@ bool exclusive(const std::vector<Access>& accesses, const std::vector<bool>& wri
   return true;
 }
 
+bool joins_collapse(const Block& b, const std::vector<LoopParallelism>& par, size_t m) {
+  if (m == 0 || m + 1 >= b.loops.size() || !par[m].exclusive || b.loops[m - 1].is_pivot())
+    return false;
+  const Loop& l = b.loops[m];
+  return !bounds_use_vars(l) && !may_raise(l.start) && !may_raise(l.end) && !l.plan.unroll &&
+         !l.plan.empty_test && !l.plan.tile && l.plan.tile_corners.empty();
+}
+
 bool runs_once(const Loop& l) {
   int64_t s = 0, e = 0;
   return is_const(l.start, &s) && is_const(l.end, &e) && e - s == 1;

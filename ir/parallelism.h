@@ -46,6 +46,13 @@ bool share_outer_loop(const std::vector<const Block*>& blocks);
 // a thread the same iterations of loop k each time, so no thread touches another's elements.
 bool stays_with_threads(const Block& b, size_t k);
 
+// Whether loop m of b may join the loops in front of it in a parallel loop's collapse
+// (LoopPlan::collapse), given b's loop_parallelism: it is exclusive and not the innermost (which
+// stays whole, to vectorize), and OpenMP sees a perfect nest: the loop before holds no
+// statements or carried scalars, and nothing is printed in front of loop m (its bounds use no
+// loop variable and cannot raise, it is not unrolled, and no test or tile sits there).
+bool joins_collapse(const Block& b, const std::vector<LoopParallelism>& par, size_t m);
+
 // Tensors whose accumulations may collide when loops [0, depth) all run concurrently.
 std::set<int> colliding_tensors(const Program& p, const Block& b, int depth);
 

@@ -220,9 +220,14 @@ class Verifier {
       const LoopPlan& plan = block.loops[k].plan;
       std::string at = where + " loop " + std::to_string(k);
       if (plan.threads != LoopPlan::Threads::none) ++parallel;
-      if (plan.collapse != 1 && (plan.collapse != 2 || plan.threads == LoopPlan::Threads::none ||
-                                 k + 1 >= block.loops.size()))
+      if (plan.collapse < 1 || (plan.collapse > 1 && plan.threads == LoopPlan::Threads::none))
         fail(at + " collapses " + std::to_string(plan.collapse) + " loops");
+      for (size_t m = k + 1; m < k + size_t(std::max(plan.collapse, 1)); ++m)
+        if (!joins_collapse(block, loop_parallelism(p_, block), m)) {
+          fail(at + " collapses loop " + std::to_string(m) +
+               ", which is not an exclusive loop perfectly nested in the one before");
+          break;
+        }
       if ((plan.threads == LoopPlan::Threads::team_if) != bool(plan.work))
         fail(at + ": only a team_if parallel loop has a work size, and it has one");
       if (plan.work) check_static(plan.work, at + "'s work size");

@@ -12,16 +12,28 @@ using namespace ir;
 
 namespace {
 
+// A loop over whole register tiles (tiling.h's whole_tiles: [0, n / size)).
+bool over_tiles(const Loop& l) {
+  int64_t start = -1, size = 0;
+  return is_const(l.start, &start) && start == 0 && l.end->kind == IndexKind::Div &&
+         is_const(l.end->b, &size) && size > 1;
+}
+
 // The parallel loop of b and how many loops it collapses, or {n, 0} when it has none.
 std::pair<size_t, int> choose(const Program& p, const Block& b) {
   auto par = loop_parallelism(p, b);
   for (size_t k = 0; k < b.loops.size(); ++k) {
     if (!par[k].exclusive || runs_once(b.loops[k])) continue;
     if (bounds_use_vars(b.loops[k])) break;
-    size_t next = k + 1;
-    bool collapse = next + 1 < b.loops.size() && par[next].exclusive && !b.loops[k].is_pivot() &&
-                    !bounds_use_vars(b.loops[next]);
-    return {k, collapse ? 2 : 1};
+    // Past two loops, only behind two loops over whole register tiles: those hold few iterations
+    // (64 channels make one tile), each a tile's whole work, and the loops after them give the
+    // team its share. Elsewhere each further loop costs more than it balances (batched matmul
+    // collapsed by 3 over its batch, column and row tiles ran 4% slower at one thread).
+    int collapse = 1;
+    while (joins_collapse(b, par, k + size_t(collapse)) &&
+           (collapse < 2 || (over_tiles(b.loops[k]) && over_tiles(b.loops[k + 1]))))
+      ++collapse;
+    return {k, collapse};
   }
   return {b.loops.size(), 0};
 }

@@ -43,7 +43,7 @@ std::string team_clauses(const LoopPlan& plan, KernelWriter& w) {
 // The OpenMP pragma for a parallel loop's plan, or none (parallel_loops.h). A team's loop that
 // does not wait takes its share of the team started in front of its block (block()).
 std::string parallel_pragma(const LoopPlan& plan, KernelWriter& w) {
-  std::string clauses = plan.collapse == 2 ? " collapse(2)" : "";
+  std::string clauses = plan.collapse > 1 ? " collapse(" + std::to_string(plan.collapse) + ")" : "";
   if (plan.threads == LoopPlan::Threads::worksharing || (starts_team(plan) && plan.nowait))
     return "#ifdef _OPENMP\n#pragma omp for" + clauses + " schedule(static)" +
            (plan.nowait ? " nowait" : "") + "\n#endif\n";

@@ -216,7 +216,23 @@ TEST(Verifier, CollapseNeedsANextLoop) {
         plan.threads = LoopPlan::Threads::team;
         plan.collapse = 2;
       },
-      "block 3 loop 1 collapses 2 loops");
+      "block 3 loop 1 collapses loop 2, which is not an exclusive loop perfectly nested in the one "
+      "before");
+}
+
+// conv2d's weight gradient collapses its tiles of output and input channels and its window
+// loops (4 loops); the images' loop after them sums into the same elements.
+TEST(Verifier, CollapsedLoopsAreExclusive) {
+  Program p = plan_cpu(optimize(gradient(find_op("conv2d").build(DType::f32), {"w"})), {});
+  EXPECT_EQ(verify(p), std::vector<std::string>{});
+  LoopPlan& plan = p.blocks[0].loops[0].plan;
+  ASSERT_EQ(plan.collapse, 4) << print(p);
+  plan.collapse = 5;
+  auto errors = verify(p);
+  std::string want =
+      "block 0 loop 0 collapses loop 4, which is not an exclusive loop perfectly "
+      "nested in the one before";
+  EXPECT_NE(std::find(errors.begin(), errors.end(), want), errors.end()) << errors.size();
 }
 
 TEST(Verifier, ThreadCopiesOnATeamsOuterLoopOfTensorsOnlySummedInto) {

@@ -66,7 +66,7 @@ struct LoopPlan {
     worksharing,  // a share of the enclosing team's threads (`omp for`)
   };
   Threads threads = Threads::none;
-  int collapse = 1;             // the parallel loop and the next one run as one loop (2)
+  int collapse = 1;             // the parallel loop and the next collapse - 1 run as one loop
   Index work;                   // team_if: the iterations the team runs in all
   bool reports_errors = false;  // team, team_if: the team or-s the threads' error bits together
   // parallel_loops, worksharing, on the outer loop: one thread of the team runs the block.
