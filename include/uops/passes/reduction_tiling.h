@@ -34,6 +34,14 @@
 // with i (a pool's window over x), rows would feed nothing: the block becomes i, j', k..., c over
 // whole runs of `row_cols` columns, then the columns left over.
 //
+// Where those exclusive loops before i (the weight gradient's kh and kw) index an operand that the
+// first loop of k... (its images) indexes too, each window step re-read that operand over all of
+// k...: the tiles are then 8 rows x 32 columns, and the first loop of k... runs outside the window
+// loops wherever the loops of k... after it run at least kWindowReduction iterations (a test at
+// run time, in the loops' ranges; elsewhere the order above). Each image's slice of x then stays
+// in cache across the window; the tile loads and stores its elements once per image. conv2d's
+// weight gradient at two threads: 6.8 -> 5.9 ms (a C driver), as fast as before at one.
+//
 // Both keep every result bit for bit: iterations with different values of the exclusive loops
 // touch disjoint written elements, and each element receives its contributions in the original
 // order. The C backend applies both when it writes a kernel (uops/backends/c/c_backend.h).
@@ -44,6 +52,10 @@
 #include "uops/ir/program.h"
 
 namespace uops {
+
+// tile_registers runs a tile's images outside its window loops only where the reduction loops
+// left inside run at least this many iterations (reduction_tiling.cpp, split_window_order).
+inline constexpr int64_t kWindowReduction = 32;
 
 Program tile_reductions(Program p, int64_t tile = 256);
 Program tile_registers(Program p, int64_t rows = 6, int64_t raising_rows = 6, int64_t cols = 64,
