@@ -88,9 +88,9 @@ namespace {
 
 constexpr int64_t kLeftoverCols = 16;
 // The tiles of a block whose images run outside its window loops (window_outside): 8 rows of 32
-// columns. In tiles of 6 x 64 that order ran 1.5x slower than the window-outer one (GCC kept the
+// columns. In tiles of 6 x 64 that order ran 1.4x slower than the window-outer one (GCC kept the
 // row of x in memory, loading it again for each of the 24 multiply-adds); in 8 x 32, 16
-// accumulators, it runs as fast at one thread and 13% faster at two.
+// accumulators, it runs as it should (docs/cpu-kernels.md, Register tiling).
 constexpr int64_t kWindowRows = 8, kWindowCols = 32;
 
 // Block b's exclusive loops [outer, ii) before i index only operands along with j (the weight
