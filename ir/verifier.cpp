@@ -222,12 +222,15 @@ class Verifier {
       if (plan.threads != LoopPlan::Threads::none) ++parallel;
       if (plan.collapse < 1 || (plan.collapse > 1 && plan.threads == LoopPlan::Threads::none))
         fail(at + " collapses " + std::to_string(plan.collapse) + " loops");
-      for (size_t m = k + 1; m < k + size_t(std::max(plan.collapse, 1)); ++m)
-        if (!joins_collapse(block, loop_parallelism(p_, block), m)) {
-          fail(at + " collapses loop " + std::to_string(m) +
-               ", which is not an exclusive loop perfectly nested in the one before");
-          break;
-        }
+      if (plan.collapse > 1) {
+        auto par = loop_parallelism(p_, block);
+        for (size_t m = k + 1; m < k + size_t(plan.collapse); ++m)
+          if (!joins_collapse(block, par, m)) {
+            fail(at + " collapses loop " + std::to_string(m) +
+                 ", which is not an exclusive loop perfectly nested in the one before");
+            break;
+          }
+      }
       if ((plan.threads == LoopPlan::Threads::team_if) != bool(plan.work))
         fail(at + ": only a team_if parallel loop has a work size, and it has one");
       if (plan.work) check_static(plan.work, at + "'s work size");

@@ -4,6 +4,7 @@
 
 #include "ir/parallelism.h"
 #include "passes/threads.h"
+#include "passes/tiling.h"
 #include "uops/ir/analysis.h"
 
 namespace uops {
@@ -11,13 +12,6 @@ namespace uops {
 using namespace ir;
 
 namespace {
-
-// A loop over whole register tiles (tiling.h's whole_tiles: [0, n / size)).
-bool over_tiles(const Loop& l) {
-  int64_t start = -1, size = 0;
-  return is_const(l.start, &start) && start == 0 && l.end->kind == IndexKind::Div &&
-         is_const(l.end->b, &size) && size > 1;
-}
 
 // The parallel loop of b and how many loops it collapses, or {n, 0} when it has none.
 std::pair<size_t, int> choose(const Program& p, const Block& b) {
@@ -31,7 +25,8 @@ std::pair<size_t, int> choose(const Program& p, const Block& b) {
     // collapsed by 3 over its batch, column and row tiles ran 4% slower at one thread).
     int collapse = 1;
     while (joins_collapse(b, par, k + size_t(collapse)) &&
-           (collapse < 2 || (over_tiles(b.loops[k]) && over_tiles(b.loops[k + 1]))))
+           (collapse < 2 ||
+            (passes::over_whole_tiles(b.loops[k]) && passes::over_whole_tiles(b.loops[k + 1]))))
       ++collapse;
     return {k, collapse};
   }

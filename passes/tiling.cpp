@@ -85,6 +85,12 @@ Index whole_tiles(const Loop& l, int64_t size) {
   return idx::floordiv(idx::max(idx::sub(l.end, l.start), idx::constant(0)), idx::constant(size));
 }
 
+bool over_whole_tiles(const Loop& l) {
+  int64_t start = -1, size = 0;
+  return is_const(l.start, &start) && start == 0 && l.end->kind == IndexKind::Div &&
+         is_const(l.end->b, &size) && size > 1;
+}
+
 void replace_var(Block& b, int var, const Index& by) {
   auto leaf = [&](const Index& e) -> Index {
     return e->kind == IndexKind::Var && e->var == var ? by : nullptr;

@@ -37,6 +37,8 @@ void tile_columns(Program& p, Block b, size_t at, int64_t cols, bool unroll,
                   std::vector<Block>& out);
 // How many whole tiles of `size` l's range holds.
 Index whole_tiles(const Loop& l, int64_t size);
+// l runs over whole tiles, as counted() over whole_tiles makes it: [0, n / size), size > 1.
+bool over_whole_tiles(const Loop& l);
 
 // `var` replaced by `by` in every index of the innermost loop's statements.
 void replace_var(Block& b, int var, const Index& by);
