@@ -240,6 +240,7 @@ std::vector<std::string> compile_flags(const CompilerInfo& cc, const CCompileOpt
   // sharing an outer loop (layernorm), which then do not vectorize: measured 5x slower.
   if (cc.identity.find("clang") == std::string::npos) flags.push_back("-fno-tree-pre");
   if (options.openmp && cc.openmp) flags.push_back("-fopenmp");
+  if (options.reassociate && options.vector_math) flags.push_back("-DUOPS_VECTOR_MATH");
   if (!link_libraries(cc, options).empty()) flags.push_back("-DUOPS_MVEC");
   for (auto& f : options.extra_flags) flags.push_back(f);
   return flags;

@@ -20,6 +20,9 @@ struct Dialect {
   const char* longlong_as_double;  // the bits of a 64-bit word as a double
   const char* double_as_longlong;  // ... and back
   const char* float_math_suffix;   // a float math function's name: the double one's and this
+  // The f32 exponential where the dialect defines its own (a helper of helper_definitions),
+  // else null: the math library's.
+  const char* float_exp;
 };
 
 const Dialect& c_dialect();

@@ -58,6 +58,7 @@ void KernelWriter::reset_usage() {
 }
 
 std::string KernelWriter::math(const char* name) {
+  if (!f64_ && d_.float_exp && std::string(name) == "exp") return helper(d_.float_exp);
   return *math_.insert(f64_ ? std::string(name) : std::string(name) + d_.float_math_suffix).first;
 }
 
@@ -784,6 +785,27 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
        " * next (the team's barrier). */\n"
        "#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n" +
            in + "void stream_fence(void) {\n#if defined(__SSE2__)\n  _mm_sfence();\n#endif\n}\n"},
+      {"vector_expf",
+       "/* The f32 exponential. With vector math (UOPS_VECTOR_MATH: CCompileOptions::vector_math)\n"
+       " * it is straight-line arithmetic a vectorized loop runs in lanes, within 1.25 ulps of e^x:\n"
+       " * e^x = 2^n e^r, n = rint(x / ln 2), |r| <= ln 2 / 2, 2 e^r by a degree-6 polynomial\n"
+       " * times 2^(n - 1) built in the exponent bits; results under 2^-125 flush to zero. */\n"
+       "#ifdef UOPS_VECTOR_MATH\n" +
+           in +
+           "float vector_expf(float x) {\n"
+           "  const float n = rintf(x * 1.44269504f);\n"
+           "  float r = x - n * 0.693145752f;\n"
+           "  r = r - n * 1.42860677e-6f; /* ln 2 in two parts: r stays exact */\n"
+           "  const float p = 2.0f + r * (2.0f + r * (1.0f + r * (0.333330870f + r * "
+           "(0.0833335370f +\n"
+           "                  r * (0.0167324487f + r * 0.00278068637f)))));\n"
+           "  union { float f; uint32_t i; } k, s;\n"
+           "  k.f = n + 12582912.0f; /* 1.5 * 2^23: n in the low bits */\n"
+           "  s.i = (k.i + 126u) << 23;\n"
+           "  const float e = x < -87.6f ? 0.0f : p * s.f;\n"
+           "  return x > 89.0f ? (float)INFINITY : e;\n}\n"
+           "#else\n" +
+           in + "float vector_expf(float x) { return expf(x); }\n#endif\n"},
       {"reduce_maxf", "/* A reduction step replaces the value only on a strict improvement. */\n" +
                           in +
                           "float reduce_maxf(float acc, float v) { return v > acc ? v : acc; }\n"},

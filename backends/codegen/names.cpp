@@ -89,6 +89,7 @@ const std::set<std::string>& reserved() {
                                               "reduce_min",
                                               "exp",
                                               "expf",
+                                              "vector_expf",
                                               "log",
                                               "logf",
                                               "sqrt",

@@ -13,7 +13,8 @@ const Dialect& cuda_dialect() {
                          "__float_as_int",
                          "__longlong_as_double",
                          "__double_as_longlong",
-                         "f"};
+                         "f",
+                         nullptr};
   return d;
 }
 

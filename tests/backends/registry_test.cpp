@@ -49,7 +49,8 @@ const codegen::Dialect& other_c() {
                                   nullptr,
                                   nullptr,
                                   nullptr,
-                                  "f"};
+                                  "f",
+                                  "vector_expf"};
   return d;
 }
 
