@@ -104,6 +104,30 @@ bool reads_row(const std::vector<Index>& index, int var, Index* start) {
   return true;
 }
 
+bool copies_transposed(const Program& p, const Block& b) {
+  const size_t n = b.loops.size();
+  if (n < 2) return false;
+  const Loop &i = b.loops[n - 2], &j = b.loops[n - 1];
+  if (!i.stmts.empty() || !i.carried.empty() || !j.carried.empty() || j.stmts.size() != 1)
+    return false;
+  const Stmt& s = j.stmts[0];
+  if (s.kind != StmtKind::assign || s.checked || !s.value || s.value->kind != ValueKind::Load ||
+      s.value->checked || s.value->tensor == s.tensor)
+    return false;
+  // `index` ends in exactly (a, b), and no other axis uses either.
+  auto ends_in = [&](const std::vector<Index>& index, int a, int b) {
+    size_t r = index.size();
+    if (r < 2) return false;
+    for (size_t x = 0; x + 2 < r; ++x)
+      if (uses_var(index[x], i.var) || uses_var(index[x], j.var)) return false;
+    auto is = [](const Index& e, int v) { return e->kind == IndexKind::Var && e->var == v; };
+    return is(index[r - 2], a) && is(index[r - 1], b);
+  };
+  return p.tensors[size_t(s.tensor)].dtype == DType::f32 &&
+         p.tensors[size_t(s.value->tensor)].dtype == DType::f32 && ends_in(s.index, i.var, j.var) &&
+         ends_in(s.value->index, j.var, i.var);
+}
+
 size_t row_binding_loop(const Block& b, size_t from) {
   const Loop& inner = b.loops.back();
   size_t at = std::min(from, b.loops.size() - 1);

@@ -260,6 +260,20 @@ class Verifier {
         fail(at + ": a tile's store map without a tile, or with streamed stores");
       if (plan.tile_stream && !plan.tile_start)
         fail(at + ": a streamed tile that does not start from a known value");
+      // The printer writes a transposed copy tile's two loops as one call: nothing else planned.
+      if (plan.tile_transpose) {
+        if (k + 2 != block.loops.size() || !copies_transposed(p_, block))
+          fail(at +
+               ": a transposed copy tile that is not the last two loops of a block copying "
+               "dst[..., i, j] = src[..., j, i]");
+        for (size_t m = k; m < block.loops.size(); ++m) {
+          const LoopPlan& q = block.loops[m].plan;
+          if (q.threads != LoopPlan::Threads::none || !q.simd.empty() || q.simd_math || q.tile ||
+              q.unroll || q.empty_test || q.row_local)
+            fail(at + ": a transposed copy tile whose loop " + std::to_string(m) +
+                 " has another plan");
+        }
+      }
       int64_t first = 0, end = 0;
       if (plan.unroll && !(is_const(block.loops[k].start, &first) &&
                            is_const(block.loops[k].end, &end) && end - first <= 1024))

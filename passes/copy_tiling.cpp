@@ -50,6 +50,7 @@ Program tile_copies(Program p, int64_t tile) {
     b.loops.push_back(std::move(j_tiles));
     b.loops.push_back(std::move(i));
     b.loops.push_back(std::move(inner));
+    b.loops[b.loops.size() - 2].plan.tile_transpose = copies_transposed(p, b);
   }
   return p;
 }

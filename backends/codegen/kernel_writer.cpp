@@ -447,6 +447,37 @@ std::string KernelWriter::streamed_store(const Block& b, size_t tile_loops, cons
          "[" + offset(s.tensor, s.index) + "] = " + at + "[" + u + "];\n" + pad(indent) + "}\n";
 }
 
+// A transposed copy tile (LoopPlan::tile_transpose), loop k and the innermost, as one call:
+// transpose_copyf(dst at the tile's corner, dst's row length, src at its corner, src's, the
+// rows, the columns).
+void KernelWriter::transposed_copy(const Block& b, size_t k, int indent, std::string& out,
+                                   const Before& before) {
+  const Loop &i = b.loops[k], &j = b.loops.back();
+  const Stmt& s = j.stmts[0];
+  const int src = s.value->tensor;
+  auto corner = [&](std::vector<Index> index) {
+    for (auto& e : index)
+      e = rewrite(e, [&](const Index& x) -> Index {
+        if (x->kind != IndexKind::Var) return nullptr;
+        return x->var == i.var ? i.start : x->var == j.var ? j.start : nullptr;
+      });
+    return index;
+  };
+  auto row = [&](int t) {  // elements from one row of the tile to the next: the last axis
+    const size_t a = p_.tensors[size_t(t)].shape.size() - 1;
+    int64_t size = 0;
+    if (is_const(p_.tensors[size_t(t)].shape[a], &size)) return std::to_string(size);
+    sizes_.insert({t, int(a)});
+    return names_.size(t, int(a));
+  };
+  if (before) before(k, indent, out);
+  out += pad(indent) + helper("transpose_copyf") + "(&" + names_.tensors[size_t(s.tensor)] + "[" +
+         offset(s.tensor, corner(s.index)) + "], " + row(s.tensor) + ", &" +
+         names_.tensors[size_t(src)] + "[" + offset(src, corner(s.value->index)) + "], " +
+         row(src) + ", (" + index(i.end) + ") - (" + index(i.start) + "), (" + index(j.end) +
+         ") - (" + index(j.start) + "));\n";
+}
+
 void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
                         const Before& before, const std::set<int>& atomic) {
   nest(b, k, indent, out, before, atomic, {});
@@ -525,6 +556,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent) + "}\n";
     return;
   }
+  if (l.plan.tile_transpose) return transposed_copy(b, k, indent, out, before);
   if (border_rows_ && k == rows_at_ && bind_row(b, k, indent, out, before, atomic, within)) return;
   // An end that may raise (a division by a parameter) is evaluated once in front of its loop,
   // as the IR means: in the loop's condition the error bit it may set keeps the compiler from
@@ -787,7 +819,8 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
            in + "void stream_fence(void) {\n#if defined(__SSE2__)\n  _mm_sfence();\n#endif\n}\n"},
       {"vector_expf",
        "/* The f32 exponential. With vector math (UOPS_VECTOR_MATH: CCompileOptions::vector_math)\n"
-       " * it is straight-line arithmetic a vectorized loop runs in lanes, within 1.25 ulps of e^x:\n"
+       " * it is straight-line arithmetic a vectorized loop runs in lanes, within 1.25 ulps of "
+       "e^x:\n"
        " * e^x = 2^n e^r, n = rint(x / ln 2), |r| <= ln 2 / 2, 2 e^r by a degree-6 polynomial\n"
        " * times 2^(n - 1) built in the exponent bits; results under 2^-125 flush to zero. */\n"
        "#ifdef UOPS_VECTOR_MATH\n" +
@@ -806,6 +839,36 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
            "  return x > 89.0f ? (float)INFINITY : e;\n}\n"
            "#else\n" +
            in + "float vector_expf(float x) { return expf(x); }\n#endif\n"},
+      {"transpose_copyf",
+       "/* dst[a * ds + b] = src[b * ss + a] for a < na, b < nb (LoopPlan::tile_transpose): 4 x 4\n"
+       " * blocks through SSE registers where x86 has them, the rest element by element. */\n"
+       "#if defined(__SSE__)\n#include <xmmintrin.h>\n#endif\n" +
+           in +
+           "void transpose_copyf(float *dst, int64_t ds, const float *src, int64_t ss, int64_t "
+           "na,\n"
+           "                     int64_t nb) {\n"
+           "  int64_t a = 0;\n"
+           "#if defined(__SSE__)\n"
+           "  for (; a + 4 <= na; a += 4) {\n"
+           "    int64_t b = 0;\n"
+           "    for (; b + 4 <= nb; b += 4) {\n"
+           "      const float *s = src + b * ss + a;\n"
+           "      float *d = dst + a * ds + b;\n"
+           "      __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + ss);\n"
+           "      __m128 r2 = _mm_loadu_ps(s + 2 * ss), r3 = _mm_loadu_ps(s + 3 * ss);\n"
+           "      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);\n"
+           "      _mm_storeu_ps(d, r0);\n"
+           "      _mm_storeu_ps(d + ds, r1);\n"
+           "      _mm_storeu_ps(d + 2 * ds, r2);\n"
+           "      _mm_storeu_ps(d + 3 * ds, r3);\n"
+           "    }\n"
+           "    for (; b < nb; ++b)\n"
+           "      for (int64_t c = a; c < a + 4; ++c) dst[c * ds + b] = src[b * ss + c];\n"
+           "  }\n"
+           "#endif\n"
+           "  for (; a < na; ++a)\n"
+           "    for (int64_t b = 0; b < nb; ++b) dst[a * ds + b] = src[b * ss + a];\n"
+           "}\n"},
       {"reduce_maxf", "/* A reduction step replaces the value only on a strict improvement. */\n" +
                           in +
                           "float reduce_maxf(float acc, float v) { return v > acc ? v : acc; }\n"},

@@ -107,6 +107,8 @@ class KernelWriter {
   std::string print_index(const Index& e, int min_prec);
   std::string print_value(const Value& v, int min_prec);
   std::string literal(double v) const;
+  void transposed_copy(const Block& b, size_t k, int indent, std::string& out,
+                       const Before& before);
   std::string streamed_store(const Block& b, size_t tile_loops, const std::string& tile,
                              int indent);
   std::string math(const char* name);  // expf or exp

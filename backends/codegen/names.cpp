@@ -90,6 +90,7 @@ const std::set<std::string>& reserved() {
                                               "exp",
                                               "expf",
                                               "vector_expf",
+                                              "transpose_copyf",
                                               "log",
                                               "logf",
                                               "sqrt",

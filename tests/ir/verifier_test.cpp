@@ -310,6 +310,39 @@ TEST(Verifier, TileRowsAreBoundWhereTheyStayPut) {
   EXPECT_TRUE(found) << print(p);
 }
 
+// A transposed copy tile is the last two loops of a block that copies dst[..., i, j] =
+// src[..., j, i], with nothing else planned on them: the transpose op's is; moved to the
+// innermost loop, or with the copy changed into a sum, or with the loop unrolled, it is not.
+TEST(Verifier, TransposedCopyTilesCopyTheirLastTwoLoops) {
+  Program p = plan_cpu(optimize(forward_program(find_op("transpose"), DType::f32)), {});
+  EXPECT_EQ(verify(p), std::vector<std::string>{});
+  bool found = false;
+  for (size_t b = 0; b < p.blocks.size(); ++b) {
+    size_t n = p.blocks[b].loops.size();
+    if (n < 2 || !p.blocks[b].loops[n - 2].plan.tile_transpose) continue;
+    found = true;
+    const std::string at = "block " + std::to_string(b) + " loop ";
+    const std::string wrong = ": a transposed copy tile that is not the last two loops of a block "
+                              "copying dst[..., i, j] = src[..., j, i]";
+    auto has = [](const std::vector<std::string>& errors, const std::string& e) {
+      return std::find(errors.begin(), errors.end(), e) != errors.end();
+    };
+    Program moved = p;
+    moved.blocks[b].loops[n - 2].plan.tile_transpose = false;
+    moved.blocks[b].loops[n - 1].plan.tile_transpose = true;
+    EXPECT_TRUE(has(verify(moved), at + std::to_string(n - 1) + wrong));
+    Program summed = p;
+    summed.blocks[b].loops[n - 1].stmts[0].kind = StmtKind::accumulate;
+    EXPECT_TRUE(has(verify(summed), at + std::to_string(n - 2) + wrong));
+    Program unrolled = p;
+    unrolled.blocks[b].loops[n - 1].plan.unroll = true;
+    EXPECT_TRUE(has(verify(unrolled), at + std::to_string(n - 2) +
+                                          ": a transposed copy tile whose loop " +
+                                          std::to_string(n - 1) + " has another plan"));
+  }
+  EXPECT_TRUE(found) << print(p);
+}
+
 TEST(Verifier, SimdReducesWhatTheInnermostLoopReduces) {
   expect_invalid(
       [](Program& p) {

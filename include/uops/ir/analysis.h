@@ -52,6 +52,11 @@ bool may_raise(const Stmt& s);
 // left side of -), and no other axis uses var. Gives that axis with var = 0 in `start`. A register
 // tile's checked load of such a row tests the other axes once per row (register_tiles.h).
 bool reads_row(const std::vector<Index>& index, int var, Index* start = nullptr);
+// Block b's last two loops i, j copy a transposed f32 tile, dst[..., i, j] = src[..., j, i]: j
+// holds one statement, which assigns, unchecked, an unchecked plain load of another tensor; i
+// holds none; i and j carry nothing; both tensors are f32, with exactly these variables on their
+// last two axes and neither variable on another axis (LoopPlan::tile_transpose).
+bool copies_transposed(const Program& p, const Block& b);
 // The outermost loop of b from `from` inward in front of which each checked load of the
 // innermost loop that reads a row along it can take that row once: no loop from there inward,
 // but the innermost, moves the row (its other axes and where it starts).

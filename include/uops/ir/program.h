@@ -138,6 +138,12 @@ struct LoopPlan {
   // only where they are in range (conv2d's dx at the border: a row above the image, for every
   // output channel of the tile), instead of testing each element.
   std::vector<AxisIndex> tile_skip;
+  // tile_copies, on a copy tile's row loop i, the block's last loop but one: the block copies a
+  // transposed f32 tile, dst[..., i, j] = src[..., j, i] over i and the innermost loop j
+  // (ir::copies_transposed). The printer writes both loops as one call that moves 4 x 4 blocks
+  // through SSE registers where the tile has them, element by element elsewhere: the same
+  // elements get the same values (a strided read per element was 9% of attention's kernel).
+  bool tile_transpose = false;
   // tile_scatters, on the loop within a one-loop tile, and tile_registers, on a row tile's rows:
   // the compiler unrolls it fully (`#pragma GCC unroll`). GCC vectorizes such a loop and keeps
   // the tile in memory; unrolled, it stays in registers (conv2d's data gradient; batched matmul's

@@ -9,7 +9,9 @@
 // [i.start + i' * tile, min(i.end, i.start + i' * tile + tile)), j alike. A tile reads `tile`
 // lines and writes `tile`, all in L1. Also needs the bounds of i and j to be free of loop
 // variables and data and unable to raise (i' and j' are empty when i and j are), and no
-// statement to raise: each element still gets the same value, once.
+// statement to raise: each element still gets the same value, once. Where the block copies a
+// transposed f32 tile, dst[..., i, j] = src[..., j, i] (ir::copies_transposed), i is planned
+// LoopPlan::tile_transpose: the C printer moves its 4 x 4 blocks through SSE registers.
 #pragma once
 
 #include <cstdint>
