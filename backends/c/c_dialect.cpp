@@ -4,8 +4,7 @@ namespace uops::codegen {
 
 const Dialect& c_dialect() {
   static const Dialect d{"c",     "static inline ", "static ", "restrict", nullptr, nullptr,
-                         nullptr, nullptr,          nullptr,   nullptr,    "f",
-                         "vector_expf"};
+                         nullptr, nullptr,          nullptr,   nullptr,    "f",     "vector_expf"};
   return d;
 }
 

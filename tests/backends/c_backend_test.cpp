@@ -915,7 +915,8 @@ TEST(CBackend, VectorExpIsWithinAnUlpOverTheWholeRange) {
       EXPECT_GE(y[i], 0.0f) << xs[i];
     } else {
       const float near = float(want);
-      const double ulp = double(std::nextafter(near, std::numeric_limits<float>::infinity())) - near;
+      const double ulp =
+          double(std::nextafter(near, std::numeric_limits<float>::infinity())) - near;
       if (std::abs(y[i] - want) / ulp > worst) worst = std::abs(y[i] - want) / ulp, worst_x = xs[i];
     }
   }

@@ -322,8 +322,9 @@ TEST(Verifier, TransposedCopyTilesCopyTheirLastTwoLoops) {
     if (n < 2 || !p.blocks[b].loops[n - 2].plan.tile_transpose) continue;
     found = true;
     const std::string at = "block " + std::to_string(b) + " loop ";
-    const std::string wrong = ": a transposed copy tile that is not the last two loops of a block "
-                              "copying dst[..., i, j] = src[..., j, i]";
+    const std::string wrong =
+        ": a transposed copy tile that is not the last two loops of a block "
+        "copying dst[..., i, j] = src[..., j, i]";
     auto has = [](const std::vector<std::string>& errors, const std::string& e) {
       return std::find(errors.begin(), errors.end(), e) != errors.end();
     };
