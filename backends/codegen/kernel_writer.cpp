@@ -154,16 +154,19 @@ std::string KernelWriter::offset(int t, const std::vector<Index>& index) {
   if (index.empty()) return "0";
   std::string s = print_index(index[0], index.size() > 1 ? 2 : 1);
   for (size_t a = 1; a < index.size(); ++a) {
-    // A constant size is written as one, so the compiler sees unit strides (a reduction's kept
-    // axis of size 1).
-    int64_t size = 0;
-    bool fixed = is_const(p_.tensors[t].shape[a], &size);
-    if (!fixed) sizes_.insert({t, int(a)});
     if (a > 1) s = "(" + s + ")";
-    s += " * " + (fixed ? std::to_string(size) : names_.size(t, int(a))) + " + " +
-         print_index(index[a], 2);
+    s += " * " + axis_size(t, a) + " + " + print_index(index[a], 2);
   }
   return s;
+}
+
+std::string KernelWriter::axis_size(int t, size_t a) {
+  // A constant size is written as one, so the compiler sees unit strides (a reduction's kept
+  // axis of size 1).
+  int64_t size = 0;
+  if (is_const(p_.tensors[size_t(t)].shape[a], &size)) return std::to_string(size);
+  sizes_.insert({t, int(a)});
+  return names_.size(t, int(a));
 }
 
 std::string KernelWriter::axis_test(int t, size_t a, const Index& e) {
@@ -463,13 +466,8 @@ void KernelWriter::transposed_copy(const Block& b, size_t k, int indent, std::st
       });
     return index;
   };
-  auto row = [&](int t) {  // elements from one row of the tile to the next: the last axis
-    const size_t a = p_.tensors[size_t(t)].shape.size() - 1;
-    int64_t size = 0;
-    if (is_const(p_.tensors[size_t(t)].shape[a], &size)) return std::to_string(size);
-    sizes_.insert({t, int(a)});
-    return names_.size(t, int(a));
-  };
+  // Elements from one row of the tile to the next: the size of the last axis.
+  auto row = [&](int t) { return axis_size(t, p_.tensors[size_t(t)].shape.size() - 1); };
   if (before) before(k, indent, out);
   out += pad(indent) + helper("transpose_copyf") + "(&" + names_.tensors[size_t(s.tensor)] + "[" +
          offset(s.tensor, corner(s.index)) + "], " + row(s.tensor) + ", &" +

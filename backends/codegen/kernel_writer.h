@@ -63,6 +63,8 @@ class KernelWriter {
   std::string fixed_param_declaration(const std::string& param);
   // Row-major element offset of `index` in tensor t, and the test that it lies inside.
   std::string offset(int t, const std::vector<Index>& index);
+  // Tensor t's size along axis a as printed: a constant, or its size variable (declared).
+  std::string axis_size(int t, size_t a);
   std::string in_range(int t, const std::vector<Index>& index);
   // The same test, one per axis that needs one.
   // The test that `e` lies on axis a of tensor t, or "" where a loop spans the axis.
