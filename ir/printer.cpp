@@ -132,7 +132,13 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
   if (plan.simd_math) parts.push_back("simd math");
   if (plan.row_local) parts.push_back("row_local " + std::to_string(plan.row_local));
   if (plan.tile) parts.push_back("tile of the last " + std::to_string(plan.tile) + " loops");
-  if (plan.tile_start) parts.push_back("from " + format_double(*plan.tile_start));
+  if (plan.tile_start) {
+    std::string first;
+    for (int v : plan.tile_start_first)
+      first +=
+          (first.empty() ? " where " : ", ") + std::string("v") + std::to_string(v) + " starts";
+    parts.push_back("from " + format_double(*plan.tile_start) + first);
+  }
   if (plan.tile_stream) parts.push_back("streamed");
   if (plan.tile_store) parts.push_back("stores " + print(p, plan.tile_store));
   if (plan.unroll) parts.push_back("unroll");

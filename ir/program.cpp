@@ -79,7 +79,8 @@ bool same(const LoopPlan& a, const LoopPlan& b) {
          a.reports_errors == b.reports_errors && a.single == b.single && a.nowait == b.nowait &&
          a.simd == b.simd && a.narrow_lanes == b.narrow_lanes && a.narrow_upto == b.narrow_upto &&
          a.simd_math == b.simd_math && a.row_local == b.row_local && a.tile == b.tile &&
-         a.unroll == b.unroll && a.tile_start == b.tile_start && a.tile_stream == b.tile_stream &&
+         a.unroll == b.unroll && a.tile_start == b.tile_start &&
+         a.tile_start_first == b.tile_start_first && a.tile_stream == b.tile_stream &&
          (a.tile_store ? b.tile_store && equal(a.tile_store, b.tile_store) : !b.tile_store) &&
          a.empty_test == b.empty_test && a.tile_rows_at == b.tile_rows_at &&
          a.tile_transpose == b.tile_transpose &&

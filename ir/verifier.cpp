@@ -256,6 +256,13 @@ class Verifier {
                                             [](const Carried& c) { return is_arg_reduce(c.op); })))
         fail(at + ": fewer lanes for a loop with no SIMD reduction, or with an argmax or argmin");
       if (plan.tile_start && !plan.tile) fail(at + ": a tile's start without a tile");
+      for (int v : plan.tile_start_first) {
+        bool outside = false;
+        for (size_t x = 0; x < k; ++x) outside |= block.loops[x].var == v;
+        if (!plan.tile_start || !outside)
+          fail(at + ": a tile that starts in the first iteration of v" + std::to_string(v) +
+               ", which is not a loop outside it, or with no start");
+      }
       if (plan.tile_store && (!plan.tile || plan.tile_stream))
         fail(at + ": a tile's store map without a tile, or with streamed stores");
       if (plan.tile_stream && !plan.tile_start)

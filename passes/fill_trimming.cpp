@@ -26,7 +26,10 @@ std::optional<std::pair<size_t, size_t>> tile_after(const Program& p, size_t f, 
         !passes::stores_every_time(b, k))
       return std::nullopt;
     const std::optional<double>& start = b.loops[k].plan.tile_start;
-    if (!start || *start != c || std::signbit(*start) != std::signbit(c)) return std::nullopt;
+    // A tile that loads its elements after its first round still needs them filled.
+    if (!start || *start != c || std::signbit(*start) != std::signbit(c) ||
+        !b.loops[k].plan.tile_start_first.empty())
+      return std::nullopt;
     return std::pair{bi, k};
   }
   return std::nullopt;

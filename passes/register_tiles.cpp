@@ -1,6 +1,7 @@
 #include "uops/passes/register_tiles.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "ir/parallelism.h"
@@ -157,14 +158,35 @@ std::vector<std::pair<int, Index>> row_tests(const Block& b, size_t from) {
 // The value every element of a tile around loop k of block bi holds when it starts, when known:
 // the value its tensor holds when the block starts (ir::value_at_start), when the loops outside
 // k are exclusive (ir::loop_parallelism), so no earlier iteration of the block itself touched
-// the tile's elements (matmul's tiles of k run outside and revisit them). In a row-local run
-// each row keeps the blocks' order, so this holds row by row.
-std::optional<double> tile_start(const Program& p, size_t bi, size_t k) {
+// the tile's elements. In a row-local run each row keeps the blocks' order, so this holds row by
+// row. A loop outside k that is not exclusive (matmul's reduction tiles, outside its register
+// tiles) revisits the same elements in every iteration when it moves neither the tile's index nor
+// a bound outside k: the tile starts from that value in its first iteration and loads its
+// elements in the others (the loop's variable in `first`). Thread copies of the tensor start from
+// zero, so such a start must be zero where the block has them.
+struct TileStart {
+  std::optional<double> value;
+  std::vector<int> first;
+};
+TileStart tile_start(const Program& p, size_t bi, size_t k) {
   const Block& b = p.blocks[bi];
-  std::optional<double> start = value_at_start(p, bi, b.loops.back().stmts[0].tensor);
+  const Stmt& s = b.loops.back().stmts[0];
+  TileStart start{value_at_start(p, bi, s.tensor), {}};
+  if (!start.value) return {};
   std::vector<LoopParallelism> loops = loop_parallelism(p, b);
-  for (size_t x = 0; start && x < k; ++x)
-    if (!loops[x].exclusive) return std::nullopt;
+  for (size_t x = 0; x < k; ++x) {
+    if (loops[x].exclusive) continue;
+    int v = b.loops[x].var;
+    for (auto& e : s.index)
+      if (uses_var(e, v)) return {};
+    for (size_t y = 0; y < k; ++y)
+      if (uses_var(b.loops[y].start, v) || uses_var(b.loops[y].end, v)) return {};
+    start.first.push_back(v);
+  }
+  const std::vector<int>& copies = b.loops[0].plan.thread_copies;
+  bool copied = std::find(copies.begin(), copies.end(), s.tensor) != copies.end();
+  if (!start.first.empty() && copied && (*start.value != 0 || std::signbit(*start.value)))
+    return {};
   return start;
 }
 
@@ -262,8 +284,11 @@ Program plan_register_tiles(Program p) {
       if (b.loops.back().stmts[0].checked && (test.accesses.empty() || test.at != k)) break;
       auto& planned = p.blocks[bi].loops;
       planned[k].plan.tile = int(b.loops.size() - first);
-      planned[k].plan.tile_start = tile_start(loops, bi, k);
-      planned[k].plan.tile_stream = planned[k].plan.tile_start && from == 1 && streams(loops, bi);
+      TileStart start = tile_start(loops, bi, k);
+      planned[k].plan.tile_start = start.value;
+      planned[k].plan.tile_start_first = start.first;
+      planned[k].plan.tile_stream =
+          start.value && start.first.empty() && from == 1 && streams(loops, bi);
       if (test.accesses.empty()) break;
       planned[test.at].plan.tile_corners = std::move(test.accesses);
       planned[test.at].plan.tile_rows = row_tests(b, test.from);

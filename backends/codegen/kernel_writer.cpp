@@ -540,9 +540,18 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
           "for (int64_t " + u + " = 0; " + u + " < " + index(b.loops[x].end) + "; ++" + u + ") ";
     }
     std::string element = names_.tensors[s.tensor] + "[" + offset(s.tensor, s.index) + "]";
+    // A start in the first iteration of loops outside (LoopPlan::tile_start_first) alone.
+    std::string first;
+    for (int v : l.plan.tile_start_first)
+      for (size_t x = 0; x < k; ++x)
+        if (b.loops[x].var == v)
+          first += (first.empty() ? "" : " && ") + Names::var(v) + " == " + index(b.loops[x].start);
+    std::string start = !l.plan.tile_start ? element
+                        : first.empty()
+                            ? literal(*l.plan.tile_start)
+                            : "(" + first + ") ? " + literal(*l.plan.tile_start) + " : " + element;
     out += pad(indent) + "{\n" + pad(indent + 1) + element_type(p_.tensors[s.tensor].dtype) + " " +
-           name + dims + ";\n" + pad(indent + 1) + copy + at + " = " +
-           (l.plan.tile_start ? literal(*l.plan.tile_start) : element) + ";\n";
+           name + dims + ";\n" + pad(indent + 1) + copy + at + " = " + start + ";\n";
     tile_ = {s.tensor, at};
     within.tile = true;
     nest(b, k, indent + 1, out, before, atomic, within);

@@ -220,17 +220,23 @@ TEST(CBackend, PoolTilesAreRunsOfChannels) {
 
 // A tile starts from a constant without loading its elements only where they hold it: the
 // initial zero of depthwise conv2d's, conv2d's and avgpool's outputs (their first and only
-// writers, over exclusive loops), maxpool's -inf (one block fills the output first); not
-// matmul's (its reduction tiles revisit them). A tile of the columns left over, after a tile of
-// the same output, loads them (ir::value_at_start sees the first tile's writes). The tests
-// above check the values.
+// writers, over exclusive loops), maxpool's -inf (one block fills the output first), and
+// matmul's zeros in the first of its reduction tiles alone (they revisit the tile's elements:
+// LoopPlan::tile_start_first). A tile of the columns left over, after a tile of the same output,
+// loads them (ir::value_at_start sees the first tile's writes). The tests above and
+// MatmulTilesStartFromZeroInTheFirstReductionTile check the values.
 TEST(CBackend, TilesStartFromWhatTheirElementsHold) {
   const double inf = std::numeric_limits<double>::infinity();
-  for (auto [name, start] : {std::pair<const char*, std::optional<double>>{"depthwise_conv2d", 0.0},
-                             {"avgpool2d", 0.0},
-                             {"conv2d", 0.0},
-                             {"maxpool2d", -inf},
-                             {"matmul", std::nullopt}}) {
+  struct Case {
+    const char* op;
+    std::optional<double> start;
+    size_t first;  // loops in whose first iteration alone the tile starts there
+  };
+  for (auto [name, start, first] : {Case{"depthwise_conv2d", 0.0, 0},
+                                    {"avgpool2d", 0.0, 0},
+                                    {"conv2d", 0.0, 0},
+                                    {"maxpool2d", -inf, 0},
+                                    {"matmul", 0.0, 1}}) {
     Program p = plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {});
     int tiles = 0;
     for (auto& b : p.blocks)
@@ -238,9 +244,40 @@ TEST(CBackend, TilesStartFromWhatTheirElementsHold) {
         if (l.plan.tile) {
           if (tiles++ == 0 || l.plan.tile_start) {
             EXPECT_EQ(l.plan.tile_start, start) << name << "\n" << print(p);
+            EXPECT_EQ(l.plan.tile_start_first.size(), first) << name << "\n" << print(p);
           }
         }
     EXPECT_GT(tiles, 0) << name;
+  }
+  // The loop over reduction tiles is printed as the test of the start.
+  std::string src = emit_c(optimize(forward_program(find_op("matmul"), DType::f32)));
+  EXPECT_NE(src.find(" == 0) ? 0.0f : c_["), std::string::npos) << src;
+}
+
+// matmul's tiles start from zero in the first reduction tile and load what the tiles before
+// left in the others: over reductions of one tile, of several and of a part of one, outputs
+// small enough for thread copies (each thread's own tiles start from its zeroed copy) and too
+// large for them, at 1 and 2 threads, every element is the interpreter's (bit for bit without
+// reassociation).
+TEST(CBackend, MatmulTilesStartFromZeroInTheFirstReductionTile) {
+  Program p = optimize(forward_program(find_op("matmul"), DType::f32));
+  for (int threads : {1, 2}) {
+    CCompileOptions exact, fast;
+    exact.reassociate = false;
+    exact.threads = fast.threads = threads;
+    auto bitwise = compile_c(p, exact), reassociating = compile_c(p, fast);
+    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{13, 600, 70},
+                           {12, 256, 64},
+                           {7, 3, 130},
+                           {520, 300, 512}}) {
+      TensorMap in = testing::random_inputs(p, {{"a", {m, k}}, {"b", {k, n}}}, uint64_t(k));
+      TensorMap want = interpret(p, in);
+      TensorMap got = testing::nan_like(want), quick = testing::nan_like(want);
+      bitwise->run_into(in, got);
+      reassociating->run_into(in, quick);
+      EXPECT_TRUE(testing::same_outputs(want, got)) << m << " x " << k << " x " << n;
+      EXPECT_TRUE(testing::same_outputs(want, quick, 1e-4)) << m << " x " << k << " x " << n;
+    }
   }
 }
 

@@ -107,6 +107,10 @@ struct LoopPlan {
   // (maxpool's -inf), with exclusive loops outside the tile. The tile then starts there instead
   // of loading its elements (a load that missed the cache: a sixth of depthwise conv2d's kernel).
   std::optional<double> tile_start;
+  // register_tiles, beside tile_start: loops outside the tile (their variables) whose every
+  // iteration revisits the tile's elements (matmul's reduction tiles, outside its 6 x 64 tiles).
+  // The tile starts from tile_start in their first iteration and loads its elements in the others.
+  std::vector<int> tile_start_first;
   // register_tiles, beside tile_start: the tile's tensor is written once, here (no later block
   // loads it), and each row the tile stores is whole cache lines: where the tensor holds at
   // least kStreamBytes, a test at run time, the rows that start a line go around the cache
