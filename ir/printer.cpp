@@ -164,6 +164,8 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
   }
   if (plan.empty_test)
     parts.push_back("skip if loop " + std::to_string(plan.empty_test) + " is empty");
+  if (plan.fill_unless)
+    parts.push_back("only where block +" + std::to_string(plan.fill_unless) + " does not store it");
   std::string out;
   for (auto& part : parts) out += (out.empty() ? " [" : ", ") + part;
   return out.empty() ? out : out + "]";

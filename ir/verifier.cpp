@@ -168,6 +168,24 @@ class Verifier {
 
   // A register tile's loops follow its loop and have constant ranges; its corner tests read
   // tensors at their rank; an empty-range test names a loop further in with fixed bounds.
+  // A fill that runs only where block t does not store its elements from a tile's start
+  // (LoopPlan::fill_unless): t is a later block with such a tile, whose first-round loops have
+  // bounds the fill's guard can evaluate in front of it.
+  void check_fill_unless(int b, int t, const std::string& where) {
+    bool starts = false;
+    if (t > b && size_t(t) < p_.blocks.size())
+      for (const Loop& l : p_.blocks[size_t(t)].loops) {
+        if (!l.plan.tile || !l.plan.tile_start) continue;
+        starts = true;
+        for (int v : l.plan.tile_start_first)
+          for (const Loop& m : p_.blocks[size_t(t)].loops)
+            starts &= m.var != v || !bounds_use_vars(m);
+      }
+    if (!starts)
+      fail(where + " fills only where block " + std::to_string(t) +
+           " does not, which has no tile that starts from a known value in loops it can test");
+  }
+
   void check_tiles(int b) {
     const Block& block = p_.blocks[b];
     std::string where = "block " + std::to_string(b);
@@ -316,6 +334,7 @@ class Verifier {
       fail(where + " has " + std::to_string(parallel) + " parallel loops");
     check_tiles(b);
     const Loop& outer = block.loops.front();
+    if (int n = outer.plan.fill_unless) check_fill_unless(b, b + n, where);
     if (outer.plan.row_local < 0 || size_t(b) + size_t(outer.plan.row_local) >= p_.blocks.size()) {
       if (outer.plan.row_local) fail(where + "'s row-local run goes past the last block");
       return;

@@ -14,8 +14,14 @@ using namespace ir;
 namespace {
 
 // The first block after fill f to touch its tensor, when it keeps a tile that starts from the
-// fill's constant and always stores its box: the block and the tile's loop.
-std::optional<std::pair<size_t, size_t>> tile_after(const Program& p, size_t f, int y, double c) {
+// fill's constant and stores its box whenever it runs its tile's first round: the block, the
+// tile's loop, and whether that is only where the block runs on its team and the loops that
+// round is in run (LoopPlan::fill_unless) rather than always.
+struct TileAfter {
+  size_t block, loop;
+  bool guarded;
+};
+std::optional<TileAfter> tile_after(const Program& p, size_t f, int y, double c) {
   for (size_t bi = f + 1; bi < p.blocks.size(); ++bi) {
     const Block& b = p.blocks[bi];
     TensorSets sets = tensor_sets(b, int(p.tensors.size()));
@@ -23,14 +29,16 @@ std::optional<std::pair<size_t, size_t>> tile_after(const Program& p, size_t f, 
     size_t k = 0;
     while (k < b.loops.size() && !b.loops[k].plan.tile) ++k;
     if (k == b.loops.size() || b.loops.back().stmts[0].tensor != y ||
-        !passes::stores_every_time(b, k))
+        b.loops.back().stmts[0].checked)
       return std::nullopt;
+    for (size_t x = 0; x <= k; ++x)
+      if (b.loops[x].plan.empty_test) return std::nullopt;
     const std::optional<double>& start = b.loops[k].plan.tile_start;
-    // A tile that loads its elements after its first round still needs them filled.
-    if (!start || *start != c || std::signbit(*start) != std::signbit(c) ||
-        !b.loops[k].plan.tile_start_first.empty())
-      return std::nullopt;
-    return std::pair{bi, k};
+    if (!start || *start != c || std::signbit(*start) != std::signbit(c)) return std::nullopt;
+    // Thread copies add into the tensor; a tile that loads after its first round needs it filled
+    // where that round does not run.
+    return TileAfter{
+        bi, k, !b.loops[0].plan.thread_copies.empty() || !b.loops[k].plan.tile_start_first.empty()};
   }
   return std::nullopt;
 }
@@ -44,8 +52,8 @@ Program plan_fill_trimming(Program p) {
     if (s.kind != StmtKind::assign || s.tensor < 0 || !fills_whole(p, fill, s.tensor)) continue;
     auto tile = tile_after(p, f, s.tensor, s.value->constant);
     if (!tile) continue;
-    if (auto box = passes::stored_box(p, p.blocks[tile->first], tile->second))
-      passes::keep_outside(p, f, *box);
+    if (auto box = passes::stored_box(p, p.blocks[tile->block], tile->loop, tile->guarded))
+      passes::keep_outside(p, f, *box, tile->guarded ? tile->block : 0);
   }
   return p;
 }

@@ -134,7 +134,7 @@ void tile_columns(Program& p, Block b, size_t at, int64_t cols, bool unroll,
   if (!empty(b.loops.back())) out.push_back(std::move(b));
 }
 
-std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k) {
+std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k, bool first_round) {
   const Stmt& s = t.loops.back().stmts[0];
   std::vector<int> seen;
   auto range = [&](const Index& v, std::pair<Index, Index>& r) {
@@ -167,8 +167,13 @@ std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k) {
     bool whole = is_const(r.first, &lo) && lo == 0 && equal(r.second, p.tensors[s.tensor].shape[a]);
     box.push_back(whole ? std::nullopt : std::optional<std::pair<Index, Index>>(r));
   }
-  for (size_t x = 0; x < k; ++x)
-    if (!std::count(seen.begin(), seen.end(), t.loops[x].var)) return std::nullopt;
+  const std::vector<int>& first = t.loops[k].plan.tile_start_first;
+  for (size_t x = 0; x < k; ++x) {
+    const Loop& l = t.loops[x];
+    bool revisits = first_round && std::count(first.begin(), first.end(), l.var);
+    if (!std::count(seen.begin(), seen.end(), l.var) && !(revisits && !bounds_use_vars(l)))
+      return std::nullopt;
+  }
   return box;
 }
 
@@ -179,7 +184,7 @@ bool stores_every_time(const Block& b, size_t k) {
   return true;
 }
 
-bool keep_outside(Program& p, size_t bi, const TileBox& box) {
+bool keep_outside(Program& p, size_t bi, const TileBox& box, size_t unless) {
   const Block whole = p.blocks[bi];
   const std::vector<Index>& shape = p.tensors[size_t(whole.loops.back().stmts[0].tensor)].shape;
   for (auto& r : box)
@@ -214,6 +219,23 @@ bool keep_outside(Program& p, size_t bi, const TileBox& box) {
     int64_t lo = -1;
     if (!is_const(box[a]->first, &lo) || lo != 0) side(idx::constant(0), box[a]->first);
     side(box[a]->second, shape[a]);
+  }
+  if (unless) {
+    // The box itself, where block `unless` does not store it (LoopPlan::fill_unless).
+    Block q = whole;
+    for (size_t a = 0; a < box.size(); ++a)
+      if (box[a]) {
+        q.loops[a].start = box[a]->first;
+        q.loops[a].end = box[a]->second;
+      }
+    if (!pieces.empty() && run) q.loops[0].plan = {};
+    for (size_t x = 0; !run && x < q.loops.size(); ++x)
+      if (q.loops[x].plan.threads == LoopPlan::Threads::team ||
+          q.loops[x].plan.threads == LoopPlan::Threads::team_if)
+        plan_team(q.loops[x].plan, work_from(q, x), block_may_raise(q));
+    // Last of the pieces, it stays as far from that block as the fill was.
+    q.loops[0].plan.fill_unless = int(unless - bi);
+    pieces.push_back(std::move(q));
   }
   if (pieces.empty()) return false;
   if (run)

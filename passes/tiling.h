@@ -53,13 +53,17 @@ using TileBox = std::vector<std::optional<std::pair<Index, Index>>>;
 // copies (whose team adds into the tensor), and no loop up to k tests an empty range (which
 // would skip the store).
 bool stores_every_time(const Block& b, size_t k);
-std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k);
+// With `first_round`, also a tile that stores its box in the first iteration of loops outside it
+// that are on no axis (LoopPlan::tile_start_first), bounds free of loop variables.
+std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k,
+                                  bool first_round = false);
 // Block bi, one loop per axis of its statement's tensor over all of it, replaced in place (and
 // in its row-local run) by copies over the rest of the tensor outside `box`: at most two per
 // cut axis. Their new bounds hold no division the tensor's shape does not (bind() has
 // evaluated those), so they raise nothing the block did not; their teams are planned for their
-// own iterations. False, and nothing changed, where that cannot be said or the box cuts a
-// row-local run's shared loop.
-bool keep_outside(Program& p, size_t bi, const TileBox& box);
+// own iterations. With `unless` (a later block's index, before the change), one more copy over
+// the box itself, run only where that block does not store it (LoopPlan::fill_unless). False,
+// and nothing changed, where that cannot be said or the box cuts a row-local run's shared loop.
+bool keep_outside(Program& p, size_t bi, const TileBox& box, size_t unless = 0);
 
 }  // namespace uops::passes

@@ -76,6 +76,50 @@ std::string simd_pragma(const LoopPlan& plan, int indent, int lanes) {
   return "#ifdef _OPENMP\n" + pad(indent) + "#pragma omp simd" + clauses + "\n#endif\n";
 }
 
+// The loop of b whose plan runs its threads, but for the outer loop's thread copies; or none
+// (b.loops.size()).
+size_t parallel_loop(const Block& b) {
+  size_t parallel = b.loops.size();
+  for (size_t k = b.loops[0].plan.thread_copies.empty() ? 0 : 1;
+       k < b.loops.size() && parallel == b.loops.size(); ++k)
+    if (b.loops[k].plan.threads != LoopPlan::Threads::none) parallel = k;
+  return parallel;
+}
+
+// Where block b, whose outer loop sums into thread copies (parallel_loops.h), runs with them.
+std::string copies_guard(const Block& b, KernelWriter& w) {
+  // An OpenMP array reduction of no elements crashes (GCC 12): each copy holds one at least.
+  std::string size, guard;
+  for (int t : b.loops[0].plan.thread_copies) {
+    guard += elements(w, t) + " > 0 && ";
+    size += (size.empty() ? "" : " + ") + elements(w, t);
+  }
+  guard += size + " <= " + std::to_string(kThreadCopyLimit);
+  // Where the block's own parallel loop would run a team, it does.
+  size_t parallel = parallel_loop(b);
+  if (parallel < b.loops.size() && b.loops[parallel].plan.work)
+    guard +=
+        " && " + w.index(b.loops[parallel].plan.work) + " < " + std::to_string(kParallelThreshold);
+  return guard;
+}
+
+// `nest`, block bi's body, under the test of its plan's fill_unless: where the block that would
+// store its elements from its tile's first round does not (on its thread copies, or a loop of
+// that round empty).
+std::string unless_stored(const Program& p, size_t bi, std::string nest, int indent,
+                          KernelWriter& w) {
+  int n = p.blocks[bi].loops[0].plan.fill_unless;
+  if (!n) return nest;
+  const Block& t = p.blocks[bi + size_t(n)];
+  std::string test = t.loops[0].plan.thread_copies.empty() ? "" : "(" + copies_guard(t, w) + ")";
+  for (const Loop& l : t.loops)
+    for (int v : l.plan.tile_start_first)
+      for (const Loop& m : t.loops)
+        if (m.var == v)
+          test += (test.empty() ? "" : " || ") + w.index(m.end) + " <= " + w.index(m.start);
+  return pad(indent) + "if (" + test + ") {\n" + nest + pad(indent) + "}\n";
+}
+
 // Blocks [first, end) under one outer loop (row_local_runs.h): per iteration, each block's
 // carried scalars, inner loops and outer statements in turn, its outer variable an alias of the
 // shared one.
@@ -90,12 +134,13 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
     std::string alias = codegen::Names::var(b.loops[0].var);
     if (alias != v)
       nest += "      const int64_t " + alias + " = " + v + ";\n      (void)" + alias + ";\n";
-    w.declare_carried(b, b.loops[0], 3, nest);
-    w.loop(b, 1, 3, nest, [&](size_t k, int indent, std::string& out) {
+    std::string body;
+    w.declare_carried(b, b.loops[0], 3, body);
+    w.loop(b, 1, 3, body, [&](size_t k, int indent, std::string& out) {
       out += simd_pragma(b.loops[k].plan, indent, w.lanes_asked(b.loops[k].plan));
     });
-    w.statements(b, b.loops[0], 3, nest);
-    nest += "    }\n";
+    w.statements(b, b.loops[0], 3, body);
+    nest += unless_stored(p, bi, body, 3, w) + "    }\n";
   }
   // Streamed tile stores (LoopPlan::tile_stream) are fenced before the thread goes on.
   bool streams = false;
@@ -126,27 +171,13 @@ std::string block(const Block& b, KernelWriter& w) {
     return "#ifdef _OPENMP\n#pragma omp parallel" + team_clauses(b.loops[parallel].plan, w) +
            "\n#endif\n" + pad(indent) + "{\n" + nest + pad(indent) + "}\n";
   };
-  size_t parallel = b.loops.size();
-  for (size_t k = copies.empty() ? 0 : 1; k < b.loops.size() && parallel == b.loops.size(); ++k)
-    if (b.loops[k].plan.threads != LoopPlan::Threads::none) parallel = k;
+  size_t parallel = parallel_loop(b);
   std::string nest;
-  if (copies.empty()) {
+  if (copies.empty())
     nest = written(parallel, 1);
-  } else {
-    // An OpenMP array reduction of no elements crashes (GCC 12): each copy holds one at least.
-    std::string size, guard;
-    for (int t : copies) {
-      guard += elements(w, t) + " > 0 && ";
-      size += (size.empty() ? "" : " + ") + elements(w, t);
-    }
-    guard += size + " <= " + std::to_string(kThreadCopyLimit);
-    // Where the block's own parallel loop would run a team, it does.
-    if (parallel < b.loops.size() && b.loops[parallel].plan.work)
-      guard += " && " + w.index(b.loops[parallel].plan.work) + " < " +
-               std::to_string(kParallelThreshold);
-    nest = "  if (" + guard + ") {\n" + written(0, 2) + "  } else {\n" + written(parallel, 2) +
-           "  }\n";
-  }
+  else
+    nest = "  if (" + copies_guard(b, w) + ") {\n" + written(0, 2) + "  } else {\n" +
+           written(parallel, 2) + "  }\n";
   if (b.loops[0].plan.single)
     nest = "#ifdef _OPENMP\n#pragma omp single nowait\n#endif\n  {\n" + nest + "  }\n";
   return nest;
@@ -170,7 +201,7 @@ std::string function(const Program& original, const std::string& entry, bool rea
     }
     body += "\n  /* block " + std::to_string(bi) + ": " + b.origin + " */\n";
     if (worksharing && bi > 0) body += "#ifdef _OPENMP\n#pragma omp barrier\n#endif\n";
-    body += block(b, w);
+    body += unless_stored(p, bi, block(b, w), 1, w);
     ++bi;
   }
 

@@ -281,6 +281,57 @@ TEST(CBackend, MatmulTilesStartFromZeroInTheFirstReductionTile) {
   }
 }
 
+// matmul's and batched matmul's tiles store their box in the first reduction tile: the zeros of
+// the box are written only where that round does not run (a reduction of no elements) or the
+// block sums into thread copies (a small output), LoopPlan::fill_unless. Into outputs of NaN,
+// over reductions of none, part of a tile and several tiles, outputs small enough for the copies
+// and too large, 1 and 2 threads: every element is the interpreter's.
+TEST(CBackend, ZerosBeforeTilesThatStartFromThemRunOnlyWhereTheTilesDoNot) {
+  using Shapes = std::map<std::string, std::vector<int64_t>>;
+  struct Case {
+    const char* op;
+    std::vector<Shapes> runs;
+  };
+  auto mm = [](int64_t m, int64_t k, int64_t n) { return Shapes{{"a", {m, k}}, {"b", {k, n}}}; };
+  auto bmm = [](int64_t m, int64_t k, int64_t n) {
+    return Shapes{{"a", {3, m, k}}, {"b", {3, k, n}}};
+  };
+  const std::vector<Case> cases = {
+      {"matmul", {mm(520, 0, 512), mm(12, 0, 64), mm(13, 600, 70), mm(520, 300, 512)}},
+      {"batched_matmul", {bmm(260, 0, 256), bmm(12, 0, 64), bmm(7, 300, 130), bmm(260, 40, 256)}}};
+  for (const Case& c : cases) {
+    Program p = optimize(forward_program(find_op(c.op), DType::f32));
+    Program planned = plan_cpu(p, {});
+    int guarded = 0;
+    for (size_t bi = 0; bi < planned.blocks.size(); ++bi)
+      if (int n = planned.blocks[bi].loops[0].plan.fill_unless) {
+        ++guarded;
+        bool first_round = false;
+        for (auto& l : planned.blocks[bi + size_t(n)].loops)
+          first_round |= !l.plan.tile_start_first.empty();
+        EXPECT_TRUE(first_round) << c.op << " block " << bi << "\n" << print(planned);
+      }
+    EXPECT_EQ(guarded, 1) << c.op << "\n" << print(planned);
+    for (int threads : {1, 2}) {
+      CCompileOptions exact, fast;
+      exact.reassociate = false;
+      exact.threads = fast.threads = threads;
+      auto bitwise = compile_c(p, exact), reassociating = compile_c(p, fast);
+      for (const Shapes& shapes : c.runs) {
+        TensorMap in = testing::random_inputs(p, shapes, uint64_t(shapes.at("b")[1]));
+        TensorMap want = interpret(p, in);
+        TensorMap got = testing::nan_like(want), quick = testing::nan_like(want);
+        bitwise->run_into(in, got);
+        reassociating->run_into(in, quick);
+        std::string at = std::string(c.op) + " " + std::to_string(shapes.at("a").back()) + " " +
+                         std::to_string(threads) + "T";
+        EXPECT_TRUE(testing::same_outputs(want, got)) << at;
+        EXPECT_TRUE(testing::same_outputs(want, quick, 1e-4)) << at;
+      }
+    }
+  }
+}
+
 // Where a tile starts from the constant a fill wrote and stores its box, the fill of the box is
 // dead: the output's fill keeps only the rows and columns the tiles leave over
 // (fill_trimming.h). Into outputs of NaN, at sizes that leave both over, one of them or neither,

@@ -157,6 +157,12 @@ struct LoopPlan {
   // empty_range_tests: in front of this loop, the range of the block's loop `empty_test` is
   // tested: empty, it skips the loops between.
   int empty_test = 0;
+  // fill_trimming, on a fill's outer loop: the block `fill_unless` blocks later keeps a tile
+  // that stores every element this block fills, starting from its constant, whenever that block
+  // runs on its team (not its thread copies) and each loop its tile starts in (tile_start_first)
+  // runs: this block runs only where one of those does not hold (matmul's zeros, a team start
+  // and a pass over the output in front of its tiles, where K may be 0 or the output small).
+  int fill_unless = 0;
 };
 
 struct Loop {
