@@ -370,5 +370,38 @@ TEST(Verifier, RowLocalRunsShareTheirOuterRange) {
       "block 2's row-local run holds block 3, which cannot share its outer loop");
 }
 
+// Zeros that run only where a later block does not store them name a block after them with a
+// tile that starts from a known value: matmul's do; named past the last block, or a block whose
+// tiles start from nothing known, they do not.
+TEST(Verifier, AGuardedFillNamesATileThatStoresItsElements) {
+  Program p = plan_cpu(optimize(forward_program(find_op("matmul"), DType::f32)), {});
+  EXPECT_EQ(verify(p), std::vector<std::string>{});
+  auto has = [](const std::vector<std::string>& errors, const std::string& e) {
+    for (auto& error : errors)
+      if (error.find(e) != std::string::npos) return true;
+    return false;
+  };
+  const std::string wrong =
+      " does not, which has no tile that starts from a known value in loops it can test";
+  bool found = false;
+  for (size_t b = 0; b < p.blocks.size(); ++b) {
+    int n = p.blocks[b].loops[0].plan.fill_unless;
+    if (!n) continue;
+    found = true;
+    const std::string t = std::to_string(b + size_t(n));
+    Program past = p;
+    past.blocks[b].loops[0].plan.fill_unless = int(p.blocks.size());
+    EXPECT_TRUE(
+        has(verify(past), "fills only where block " + std::to_string(b + p.blocks.size()) + wrong));
+    Program unknown = p;
+    for (auto& l : unknown.blocks[b + size_t(n)].loops) {
+      l.plan.tile_start.reset();
+      l.plan.tile_start_first.clear();
+    }
+    EXPECT_TRUE(has(verify(unknown), "fills only where block " + t + wrong));
+  }
+  EXPECT_TRUE(found) << print(p);
+}
+
 }  // namespace
 }  // namespace uops
