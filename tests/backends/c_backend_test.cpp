@@ -258,7 +258,8 @@ TEST(CBackend, TilesStartFromWhatTheirElementsHold) {
 // left in the others: over reductions of one tile, of several and of a part of one, outputs
 // small enough for thread copies (each thread's own tiles start from its zeroed copy) and too
 // large for them, at 1 and 2 threads, every element is the interpreter's (bit for bit without
-// reassociation).
+// reassociation; with it within 1e-3: 600 products summed in another order, the threads' copies
+// added in the order they finish, differ by 1e-5 here, and a wrong start by whole products).
 TEST(CBackend, MatmulTilesStartFromZeroInTheFirstReductionTile) {
   Program p = optimize(forward_program(find_op("matmul"), DType::f32));
   for (int threads : {1, 2}) {
@@ -276,7 +277,7 @@ TEST(CBackend, MatmulTilesStartFromZeroInTheFirstReductionTile) {
       bitwise->run_into(in, got);
       reassociating->run_into(in, quick);
       EXPECT_TRUE(testing::same_outputs(want, got)) << m << " x " << k << " x " << n;
-      EXPECT_TRUE(testing::same_outputs(want, quick, 1e-4)) << m << " x " << k << " x " << n;
+      EXPECT_TRUE(testing::same_outputs(want, quick, 1e-3)) << m << " x " << k << " x " << n;
     }
   }
 }
@@ -326,7 +327,7 @@ TEST(CBackend, ZerosBeforeTilesThatStartFromThemRunOnlyWhereTheTilesDoNot) {
         std::string at = std::string(c.op) + " " + std::to_string(shapes.at("a").back()) + " " +
                          std::to_string(threads) + "T";
         EXPECT_TRUE(testing::same_outputs(want, got)) << at;
-        EXPECT_TRUE(testing::same_outputs(want, quick, 1e-4)) << at;
+        EXPECT_TRUE(testing::same_outputs(want, quick, 1e-3)) << at;
       }
     }
   }
