@@ -166,8 +166,6 @@ class Verifier {
     check_plans(b);
   }
 
-  // A register tile's loops follow its loop and have constant ranges; its corner tests read
-  // tensors at their rank; an empty-range test names a loop further in with fixed bounds.
   // A fill that runs only where block t does not store its elements from a tile's start
   // (LoopPlan::fill_unless): t is a later block with such a tile, whose first-round loops have
   // bounds the fill's guard can evaluate in front of it.
@@ -186,6 +184,8 @@ class Verifier {
            " does not, which has no tile that starts from a known value in loops it can test");
   }
 
+  // A register tile's loops follow its loop and have constant ranges; its corner tests read
+  // tensors at their rank; an empty-range test names a loop further in with fixed bounds.
   void check_tiles(int b) {
     const Block& block = p_.blocks[b];
     std::string where = "block " + std::to_string(b);
@@ -259,8 +259,8 @@ class Verifier {
           (plan.threads == LoopPlan::Threads::none || plan.threads == LoopPlan::Threads::serial ||
            !stays_with_threads(block, k)))
         fail(at + " does not wait for its threads, which may touch each other's elements");
-      if (k > 0 && (plan.single || plan.row_local))
-        fail(at + ": single and row_local belong to a block's outer loop");
+      if (k > 0 && (plan.single || plan.row_local || plan.fill_unless))
+        fail(at + ": single, row_local and fill_unless belong to a block's outer loop");
       for (const Carried& c : plan.simd) {
         bool updated = false;
         for (auto& s : block.loops[k].stmts)
