@@ -29,10 +29,8 @@ std::optional<TileAfter> tile_after(const Program& p, size_t f, int y, double c)
     size_t k = 0;
     while (k < b.loops.size() && !b.loops[k].plan.tile) ++k;
     if (k == b.loops.size() || b.loops.back().stmts[0].tensor != y ||
-        b.loops.back().stmts[0].checked)
+        !passes::stores_when_run(b, k))
       return std::nullopt;
-    for (size_t x = 0; x <= k; ++x)
-      if (b.loops[x].plan.empty_test) return std::nullopt;
     const std::optional<double>& start = b.loops[k].plan.tile_start;
     if (!start || *start != c || std::signbit(*start) != std::signbit(c)) return std::nullopt;
     // Thread copies add into the tensor; a tile that loads after its first round needs it filled

@@ -177,11 +177,15 @@ std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k, bo
   return box;
 }
 
-bool stores_every_time(const Block& b, size_t k) {
-  if (b.loops.back().stmts[0].checked || !b.loops[0].plan.thread_copies.empty()) return false;
+bool stores_when_run(const Block& b, size_t k) {
+  if (b.loops.back().stmts[0].checked) return false;
   for (size_t x = 0; x <= k; ++x)
     if (b.loops[x].plan.empty_test) return false;
   return true;
+}
+
+bool stores_every_time(const Block& b, size_t k) {
+  return stores_when_run(b, k) && b.loops[0].plan.thread_copies.empty();
 }
 
 bool keep_outside(Program& p, size_t bi, const TileBox& box, size_t unless) {
@@ -194,49 +198,39 @@ bool keep_outside(Program& p, size_t bi, const TileBox& box, size_t unless) {
   for (size_t b = 0; b <= bi; ++b)
     if (int n = p.blocks[b].loops[0].plan.row_local; n && bi <= b + size_t(n)) run = b;
   if (run && box[0]) return false;  // a run's shared loop keeps its range
-  // Each cut axis in turn: its sides of the box, the axes before it within the box.
+  // Each cut axis in turn: its sides of the box, the axes before it within the box; axis a
+  // past the last, the box itself.
   std::vector<Block> pieces;
-  for (size_t a = 0; a < box.size(); ++a) {
-    if (!box[a]) continue;
-    auto side = [&](Index start, Index end) {
-      Block q = whole;
-      for (size_t before = 0; before < a; ++before)
-        if (box[before]) {
-          q.loops[before].start = box[before]->first;
-          q.loops[before].end = box[before]->second;
-        }
+  auto piece = [&](size_t a, Index start, Index end) -> Block& {
+    Block q = whole;
+    for (size_t before = 0; before < std::min(a, box.size()); ++before)
+      if (box[before]) {
+        q.loops[before].start = box[before]->first;
+        q.loops[before].end = box[before]->second;
+      }
+    if (a < box.size()) {
       q.loops[a].start = std::move(start);
       q.loops[a].end = std::move(end);
-      // In a run, the first piece keeps the block's plan (the run's, where it led it).
-      if (!pieces.empty() && run) q.loops[0].plan = {};
-      // Outside a run, a piece's team runs its own iterations.
-      for (size_t x = 0; !run && x < q.loops.size(); ++x)
-        if (q.loops[x].plan.threads == LoopPlan::Threads::team ||
-            q.loops[x].plan.threads == LoopPlan::Threads::team_if)
-          plan_team(q.loops[x].plan, work_from(q, x), block_may_raise(q));
-      pieces.push_back(std::move(q));
-    };
-    int64_t lo = -1;
-    if (!is_const(box[a]->first, &lo) || lo != 0) side(idx::constant(0), box[a]->first);
-    side(box[a]->second, shape[a]);
-  }
-  if (unless) {
-    // The box itself, where block `unless` does not store it (LoopPlan::fill_unless).
-    Block q = whole;
-    for (size_t a = 0; a < box.size(); ++a)
-      if (box[a]) {
-        q.loops[a].start = box[a]->first;
-        q.loops[a].end = box[a]->second;
-      }
+    }
+    // In a run, the first piece keeps the block's plan (the run's, where it led it).
     if (!pieces.empty() && run) q.loops[0].plan = {};
+    // Outside a run, a piece's team runs its own iterations.
     for (size_t x = 0; !run && x < q.loops.size(); ++x)
       if (q.loops[x].plan.threads == LoopPlan::Threads::team ||
           q.loops[x].plan.threads == LoopPlan::Threads::team_if)
         plan_team(q.loops[x].plan, work_from(q, x), block_may_raise(q));
-    // Last of the pieces, it stays as far from that block as the fill was.
-    q.loops[0].plan.fill_unless = int(unless - bi);
     pieces.push_back(std::move(q));
+    return pieces.back();
+  };
+  for (size_t a = 0; a < box.size(); ++a) {
+    if (!box[a]) continue;
+    int64_t lo = -1;
+    if (!is_const(box[a]->first, &lo) || lo != 0) piece(a, idx::constant(0), box[a]->first);
+    piece(a, box[a]->second, shape[a]);
   }
+  // The box, where block `unless` does not store it (LoopPlan::fill_unless); last of the
+  // pieces, it stays as far from that block as the fill was.
+  if (unless) piece(box.size(), nullptr, nullptr).loops[0].plan.fill_unless = int(unless - bi);
   if (pieces.empty()) return false;
   if (run)
     (*run == bi ? pieces[0] : p.blocks[*run]).loops[0].plan.row_local += int(pieces.size()) - 1;
