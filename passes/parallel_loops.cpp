@@ -61,7 +61,7 @@ Program plan_parallel_loops(Program p, bool worksharing, bool reassociate) {
       // the loop's iterations stay with their threads.
       LoopPlan& plan = b.loops[depth].plan;
       plan.collapse = collapse;
-      passes::plan_team(plan, passes::work_from(b, depth), passes::block_may_raise(b));
+      passes::plan_team(plan, passes::work_from(p, b, depth), passes::block_may_raise(b));
       plan.nowait =
           depth > 0 && plan.threads != LoopPlan::Threads::serial && stays_with_threads(b, depth);
     } else {
@@ -81,7 +81,7 @@ Program plan_parallel_loops(Program p, bool worksharing, bool reassociate) {
     LoopPlan& outer = b.loops[0].plan;
     outer.thread_copies = copied_tensors(p, b);
     if (outer.thread_copies.empty()) continue;
-    passes::plan_team(outer, passes::work_from(b, 0), passes::block_may_raise(b));
+    passes::plan_team(outer, passes::work_from(p, b, 0), passes::block_may_raise(b));
     if (outer.threads == LoopPlan::Threads::serial) outer = LoopPlan{};
   }
   return p;

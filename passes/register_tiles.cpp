@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ir/parallelism.h"
+#include "passes/tiling.h"
 #include "uops/ir/analysis.h"
 
 namespace uops {
@@ -12,68 +13,6 @@ namespace uops {
 using namespace ir;
 
 namespace {
-
-// The first of the trailing loops with constant ranges [0, n) ("tile loops"), when loop k comes
-// before them and the block keeps a register tile around k: the loops from k to the tile loops
-// are not pivots and the tile loops hold few elements; the statements, only in the innermost
-// loop, all accumulate into one tensor at one unchecked index that holds each tile variable alone
-// (plus terms of other variables) on some axis and uses none of the loops from k to the tile
-// loops. Then each tile iteration owns one element, the same in every iteration of those loops,
-// and nothing in the loops reads it. Returns 0 otherwise.
-size_t tile_loop(const Block& b, size_t k) {
-  // A loop that runs once gains nothing, and may be the second of a collapsed parallel pair.
-  size_t n = b.loops.size();
-  if (k + 1 >= n || b.loops[k].is_pivot() || runs_once(b.loops[k])) return 0;
-  size_t first = n;
-  int64_t elements = 1;
-  for (; first > k + 1; --first) {
-    const Loop& l = b.loops[first - 1];
-    int64_t s = 0, e = 0;
-    if (!is_const(l.start, &s) || !is_const(l.end, &e) || s != 0 || e <= 0) break;
-    elements *= e;
-  }
-  if (first == n || elements > 1024) return 0;
-  for (size_t x = k; x + 1 < n; ++x)
-    if (b.loops[x].is_pivot()) return 0;
-  if (!b.loops.back().carried.empty()) return 0;
-  std::vector<int> inner;
-  for (size_t x = first; x < n; ++x) inner.push_back(b.loops[x].var);
-  const auto& stmts = b.loops.back().stmts;
-  if (stmts.empty()) return 0;
-  auto uses_inner = [&](const Index& e) {
-    for (int v : inner)
-      if (uses_var(e, v)) return true;
-    return false;
-  };
-  for (auto& s : stmts) {
-    if (s.kind != StmtKind::accumulate || s.tensor != stmts[0].tensor ||
-        s.index.size() != stmts[0].index.size())
-      return 0;
-    for (size_t a = 0; a < s.index.size(); ++a)
-      if (!equal(s.index[a], stmts[0].index[a])) return 0;
-    bool reads = false;
-    for_each_load(s.value, [&](const ValueNode& n) {
-      reads |= n.tensor == s.tensor;
-      for (auto& e : n.index) reads |= uses_data(e);
-    });
-    if (reads) return 0;
-  }
-  for (auto& e : stmts[0].index) {
-    if (uses_data(e)) return 0;
-    for (size_t x = k; x < first; ++x)
-      if (uses_var(e, b.loops[x].var)) return 0;
-  }
-  for (int v : inner) {
-    bool alone = false;
-    for (auto& e : stmts[0].index) {
-      auto var = [&](const Index& x) { return x->kind == IndexKind::Var && x->var == v; };
-      alone |= var(e) || (e->kind == IndexKind::Add &&
-                          ((var(e->a) && !uses_inner(e->b)) || (var(e->b) && !uses_inner(e->a))));
-    }
-    if (!alone) return 0;
-  }
-  return first;
-}
 
 // `e` at a corner of the box of the loops from `from`: bit x of `corner` takes loop from + x at
 // its last value, else at its first.
@@ -271,7 +210,7 @@ Program plan_register_tiles(Program p) {
       from = 1;
     }
     for (size_t k = from; k < b.loops.size(); ++k) {
-      size_t first = tile_loop(b, k);
+      size_t first = passes::tile_loop(b, k);
       if (!first) continue;
       // Threads sharing a tile loop would each store the whole local tile back.
       bool shared = false;

@@ -32,7 +32,7 @@ Program plan_row_local_runs(Program p) {
       bool raises = false;
       for (size_t bi = first; bi < end; ++bi) {
         Block& b = p.blocks[bi];
-        work = idx::add(work, passes::work_from(b, 0));
+        work = idx::add(work, passes::work_from(p, b, 0));
         raises |= passes::block_may_raise(b);
         b.loops[0].plan = LoopPlan{};
       }

@@ -6,11 +6,18 @@
 
 namespace uops::passes {
 
-Index work_from(const Block& b, size_t depth) {
+Index work_from(const Program& p, const Block& b, size_t depth) {
+  bool tiled = false;
+  for (size_t k = 0; k < b.loops.size() && !tiled; ++k) tiled = tile_loop(b, k) != 0;
   Index work = idx::constant(1);
   for (size_t k = depth; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];
-    if (!bounds_use_vars(l)) {
+    int64_t e = 0;
+    if (tiled && k + 1 == b.loops.size() && is_const(l.end, &e)) {
+      // A register tile's columns, in vectors of kVectorBytes (threads.h says why).
+      int64_t lanes = kVectorBytes / int64_t(dtype_size(p.tensors[l.stmts[0].tensor].dtype));
+      work = idx::mul(work, idx::constant((e + lanes - 1) / lanes));
+    } else if (!bounds_use_vars(l)) {
       work = idx::mul(work, idx::sub(l.end, l.start));
     } else if (int64_t c = one_tile_extent(l)) {
       work = idx::mul(work, idx::constant(c));

@@ -91,6 +91,61 @@ bool over_whole_tiles(const Loop& l) {
          is_const(l.end->b, &size) && size > 1;
 }
 
+size_t tile_loop(const Block& b, size_t k) {
+  // A loop that runs once gains nothing, and may be the second of a collapsed parallel pair.
+  size_t n = b.loops.size();
+  if (k + 1 >= n || b.loops[k].is_pivot() || runs_once(b.loops[k])) return 0;
+  size_t first = n;
+  int64_t elements = 1;
+  for (; first > k + 1; --first) {
+    const Loop& l = b.loops[first - 1];
+    int64_t s = 0, e = 0;
+    if (!is_const(l.start, &s) || !is_const(l.end, &e) || s != 0 || e <= 0) break;
+    elements *= e;
+  }
+  if (first == n || elements > 1024) return 0;
+  for (size_t x = k; x + 1 < n; ++x)
+    if (b.loops[x].is_pivot()) return 0;
+  if (!b.loops.back().carried.empty()) return 0;
+  std::vector<int> inner;
+  for (size_t x = first; x < n; ++x) inner.push_back(b.loops[x].var);
+  const auto& stmts = b.loops.back().stmts;
+  if (stmts.empty()) return 0;
+  auto uses_inner = [&](const Index& e) {
+    for (int v : inner)
+      if (uses_var(e, v)) return true;
+    return false;
+  };
+  for (auto& s : stmts) {
+    if (s.kind != StmtKind::accumulate || s.tensor != stmts[0].tensor ||
+        s.index.size() != stmts[0].index.size())
+      return 0;
+    for (size_t a = 0; a < s.index.size(); ++a)
+      if (!equal(s.index[a], stmts[0].index[a])) return 0;
+    bool reads = false;
+    for_each_load(s.value, [&](const ValueNode& n) {
+      reads |= n.tensor == s.tensor;
+      for (auto& e : n.index) reads |= uses_data(e);
+    });
+    if (reads) return 0;
+  }
+  for (auto& e : stmts[0].index) {
+    if (uses_data(e)) return 0;
+    for (size_t x = k; x < first; ++x)
+      if (uses_var(e, b.loops[x].var)) return 0;
+  }
+  for (int v : inner) {
+    bool alone = false;
+    for (auto& e : stmts[0].index) {
+      auto var = [&](const Index& x) { return x->kind == IndexKind::Var && x->var == v; };
+      alone |= var(e) || (e->kind == IndexKind::Add &&
+                          ((var(e->a) && !uses_inner(e->b)) || (var(e->b) && !uses_inner(e->a))));
+    }
+    if (!alone) return 0;
+  }
+  return first;
+}
+
 void replace_var(Block& b, int var, const Index& by) {
   auto leaf = [&](const Index& e) -> Index {
     return e->kind == IndexKind::Var && e->var == var ? by : nullptr;
@@ -218,7 +273,7 @@ bool keep_outside(Program& p, size_t bi, const TileBox& box, size_t unless) {
     for (size_t x = 0; !run && x < q.loops.size(); ++x)
       if (q.loops[x].plan.threads == LoopPlan::Threads::team ||
           q.loops[x].plan.threads == LoopPlan::Threads::team_if)
-        plan_team(q.loops[x].plan, work_from(q, x), block_may_raise(q));
+        plan_team(q.loops[x].plan, work_from(p, q, x), block_may_raise(q));
     pieces.push_back(std::move(q));
     return pieces.back();
   };

@@ -40,6 +40,15 @@ Index whole_tiles(const Loop& l, int64_t size);
 // l runs over whole tiles, as counted() over whole_tiles makes it: [0, n / size), size > 1.
 bool over_whole_tiles(const Loop& l);
 
+// The first of the trailing loops with constant ranges [0, n) ("tile loops"), when loop k comes
+// before them and the block keeps a register tile around k: the loops from k to the tile loops
+// are not pivots and the tile loops hold few elements; the statements, only in the innermost
+// loop, all accumulate into one tensor at one unchecked index that holds each tile variable alone
+// (plus terms of other variables) on some axis and uses none of the loops from k to the tile
+// loops. Then each tile iteration owns one element, the same in every iteration of those loops,
+// and nothing in the loops reads it. Returns 0 otherwise.
+size_t tile_loop(const Block& b, size_t k);
+
 // `var` replaced by `by` in every index of the innermost loop's statements.
 void replace_var(Block& b, int var, const Index& by);
 

@@ -9,9 +9,11 @@
 #include "passes/threads.h"
 #include "passes/tiling.h"
 #include "support/random_graph.h"
+#include "uops/ir/binding.h"
 #include "uops/ir/printer.h"
 #include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
+#include "uops/passes/parallel_loops.h"
 #include "uops/uops.h"
 
 namespace uops {
@@ -59,8 +61,37 @@ TEST(Pipeline, WorkCountsALoopOverOneTileAsTheTile) {
   Loop tiles = passes::split_into_tiles(p, k, 128);
   b.loops = {tiles, k, j};
   int64_t work = 0;
-  ASSERT_TRUE(is_const(passes::work_from(b, 0), &work)) << to_string(passes::work_from(b, 0));
+  ASSERT_TRUE(is_const(passes::work_from(p, b, 0), &work)) << to_string(passes::work_from(p, b, 0));
   EXPECT_EQ(work, 4 * 128 * 32);
+}
+
+// A register tile's work counts its innermost loop in vectors (threads.h): at 512^3 matmul's
+// 6 x 64 tiles hold 510 x 512 x 512 / 16 vector multiply-adds, and the two rows the 6-row tiles
+// leave, run in one-row tiles of 64 columns, 2 x 512 x 512 / 16, too few for a team (whose start
+// cost more than those rows at two threads); a fill counts its elements.
+TEST(Pipeline, WorkCountsARegisterTilesColumnsInVectors) {
+  using namespace ir;
+  Program p = plan_cpu(optimize(forward_program(find_op("matmul"), DType::f32)), {});
+  Binding bound =
+      bind(p, TensorTypeMap{{"a", {DType::f32, {512, 512}}}, {"b", {DType::f32, {512, 512}}}}, {});
+  IndexEnv env = bound.env();
+  std::vector<int64_t> rows_tiles, one_row_tiles, fills;
+  for (const Block& b : p.blocks) {
+    const LoopPlan& outer = b.loops[0].plan;
+    if (!outer.work || evaluate(outer.work, env) == 0) continue;
+    int64_t work = evaluate(outer.work, env), columns = 0;
+    is_const(b.loops.back().end, &columns);
+    int tile = 0;
+    for (const Loop& l : b.loops) tile = std::max(tile, l.plan.tile);
+    if (tile == 0 && b.loops.back().stmts[0].kind == StmtKind::assign) fills.push_back(work);
+    if (tile == 2 && columns == 64) rows_tiles.push_back(work);
+    if (tile == 1 && columns == 64) one_row_tiles.push_back(work);
+  }
+  EXPECT_EQ(rows_tiles, std::vector<int64_t>{510 * 512 * 512 / 16});
+  EXPECT_EQ(one_row_tiles, std::vector<int64_t>{2 * 512 * 512 / 16});
+  EXPECT_GE(one_row_tiles.empty() ? 0 : one_row_tiles[0] * 16, kParallelThreshold);
+  EXPECT_LT(one_row_tiles.empty() ? 0 : one_row_tiles[0], kParallelThreshold);
+  EXPECT_NE(std::find(fills.begin(), fills.end(), 2 * 512), fills.end());
 }
 
 TEST(Pipeline, CpuPassesShowTheirPlans) {
