@@ -8,7 +8,10 @@ namespace uops::passes {
 
 Index work_from(const Program& p, const Block& b, size_t depth) {
   bool tiled = false;
-  for (size_t k = 0; k < b.loops.size() && !tiled; ++k) tiled = tile_loop(b, k) != 0;
+  for (size_t k = 0; k < b.loops.size() && !tiled; ++k) {
+    size_t first = tile_loop(b, k);
+    tiled = first && first + 2 <= b.loops.size();
+  }
   Index work = idx::constant(1);
   for (size_t k = depth; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];

@@ -12,10 +12,13 @@ constexpr int64_t kVectorBytes = 64;
 
 // The iterations of loops [depth, end) of b; a loop whose bounds use variables counts as the
 // tile it runs over (at most c for [s, min(e, s + c))), any other as once. Where b keeps a register
-// tile (tile_loop), its innermost loop counts in vectors: an iteration of such a tile is a
-// multiply-add in registers, not the load, operation and store of an elementwise iteration that
-// kParallelThreshold was measured on (matmul's two rows left over by its 6-row tiles, 2 x 512 x
-// 512, started a team that cost more than the rows at two threads: 13% of the 512^3 kernel).
+// tile of rows and columns (tile_loop, two tile loops or more), its innermost loop counts in
+// vectors: each iteration of such a tile is a multiply-add in registers, its loads shared by the
+// rows, where kParallelThreshold was measured on elementwise iterations that each load, compute
+// and store (matmul 96^3 started a team for its 96 x 96 x 96 / 16 vector multiply-adds, 7x slower
+// at two threads than without, C driver). A one-row run of columns loads a vector for each
+// multiply-add, as an elementwise loop does, and counts its iterations (attention's rows left over
+// at 32 x 128 x 64, run in teams over the batch, lost 9% at two threads when counted in vectors).
 Index work_from(const Program& p, const Block& b, size_t depth);
 // Sets how a team runs a parallel loop of `work` iterations in all (team, team_if or serial,
 // by kParallelThreshold) and whether it reports errors.

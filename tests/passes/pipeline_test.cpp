@@ -65,33 +65,32 @@ TEST(Pipeline, WorkCountsALoopOverOneTileAsTheTile) {
   EXPECT_EQ(work, 4 * 128 * 32);
 }
 
-// A register tile's work counts its innermost loop in vectors (threads.h): at 512^3 matmul's
-// 6 x 64 tiles hold 510 x 512 x 512 / 16 vector multiply-adds, and the two rows the 6-row tiles
-// leave, run in one-row tiles of 64 columns, 2 x 512 x 512 / 16, too few for a team (whose start
-// cost more than those rows at two threads); a fill counts its elements.
+// A register tile of rows and columns counts its columns in vectors (threads.h): at 512^3
+// matmul's 6 x 64 tiles hold 510 x 512 x 512 / 16 vector multiply-adds; the two rows the 6-row
+// tiles leave, run in one-row runs of 64 columns, count their 2 x 512 x 512 iterations, as a fill
+// counts its elements. At 96^3 the tiles' 96 x 96 x 96 / 16 stay under the threshold.
 TEST(Pipeline, WorkCountsARegisterTilesColumnsInVectors) {
   using namespace ir;
   Program p = plan_cpu(optimize(forward_program(find_op("matmul"), DType::f32)), {});
-  Binding bound =
-      bind(p, TensorTypeMap{{"a", {DType::f32, {512, 512}}}, {"b", {DType::f32, {512, 512}}}}, {});
-  IndexEnv env = bound.env();
-  std::vector<int64_t> rows_tiles, one_row_tiles, fills;
-  for (const Block& b : p.blocks) {
-    const LoopPlan& outer = b.loops[0].plan;
-    if (!outer.work || evaluate(outer.work, env) == 0) continue;
-    int64_t work = evaluate(outer.work, env), columns = 0;
-    is_const(b.loops.back().end, &columns);
-    int tile = 0;
-    for (const Loop& l : b.loops) tile = std::max(tile, l.plan.tile);
-    if (tile == 0 && b.loops.back().stmts[0].kind == StmtKind::assign) fills.push_back(work);
-    if (tile == 2 && columns == 64) rows_tiles.push_back(work);
-    if (tile == 1 && columns == 64) one_row_tiles.push_back(work);
-  }
-  EXPECT_EQ(rows_tiles, std::vector<int64_t>{510 * 512 * 512 / 16});
-  EXPECT_EQ(one_row_tiles, std::vector<int64_t>{2 * 512 * 512 / 16});
-  EXPECT_GE(one_row_tiles.empty() ? 0 : one_row_tiles[0] * 16, kParallelThreshold);
-  EXPECT_LT(one_row_tiles.empty() ? 0 : one_row_tiles[0], kParallelThreshold);
-  EXPECT_NE(std::find(fills.begin(), fills.end(), 2 * 512), fills.end());
+  auto works = [&](int64_t n, int tile_loops) {
+    Binding bound =
+        bind(p, TensorTypeMap{{"a", {DType::f32, {n, n}}}, {"b", {DType::f32, {n, n}}}}, {});
+    std::vector<int64_t> found;
+    for (const Block& b : p.blocks) {
+      const LoopPlan& outer = b.loops[0].plan;
+      int64_t columns = 0, work = outer.work ? evaluate(outer.work, bound.env()) : 0;
+      int tile = 0;
+      for (const Loop& l : b.loops) tile = std::max(tile, l.plan.tile);
+      if (work > 0 && tile == tile_loops && is_const(b.loops.back().end, &columns) && columns == 64)
+        found.push_back(work);
+    }
+    return found;
+  };
+  EXPECT_EQ(works(512, 2), std::vector<int64_t>{510 * 512 * 512 / 16});
+  EXPECT_EQ(works(512, 1), std::vector<int64_t>{2 * 512 * 512});
+  ASSERT_EQ(works(96, 2).size(), 1u);
+  EXPECT_LT(works(96, 2)[0], kParallelThreshold);
+  EXPECT_GE(works(96, 2)[0] * 16, kParallelThreshold);
 }
 
 TEST(Pipeline, CpuPassesShowTheirPlans) {
