@@ -88,9 +88,14 @@ size_t parallel_loop(const Block& b) {
 
 // Where block b, whose outer loop sums into thread copies (parallel_loops.h), runs with them.
 std::string copies_guard(const Block& b, KernelWriter& w) {
+  // Only where their team runs: on one thread, or with too little work, they would only cost
+  // (zeroing each copy and adding it in).
+  const LoopPlan& outer = b.loops[0].plan;
+  std::string size, guard = "threads > 1 && ";
+  if (outer.work)
+    guard += w.index(outer.work) + " >= " + std::to_string(kParallelThreshold) + " && ";
   // An OpenMP array reduction of no elements crashes (GCC 12): each copy holds one at least.
-  std::string size, guard;
-  for (int t : b.loops[0].plan.thread_copies) {
+  for (int t : outer.thread_copies) {
     guard += elements(w, t) + " > 0 && ";
     size += (size.empty() ? "" : " + ") + elements(w, t);
   }

@@ -298,7 +298,10 @@ TEST(CBackend, ZerosBeforeTilesThatStartFromThemRunOnlyWhereTheTilesDoNot) {
     return Shapes{{"a", {3, m, k}}, {"b", {3, k, n}}};
   };
   const std::vector<Case> cases = {
-      {"matmul", {mm(520, 0, 512), mm(12, 0, 64), mm(13, 600, 70), mm(520, 300, 512)}},
+      // 12 x 12000 x 64: an output small enough for thread copies and a reduction long enough
+      // for their team at 2 threads (at 13 x 600 x 70 the copies' team would not start).
+      {"matmul",
+       {mm(520, 0, 512), mm(12, 0, 64), mm(13, 600, 70), mm(12, 12000, 64), mm(520, 300, 512)}},
       {"batched_matmul", {bmm(260, 0, 256), bmm(12, 0, 64), bmm(7, 300, 130), bmm(260, 40, 256)}}};
   for (const Case& c : cases) {
     Program p = optimize(forward_program(find_op(c.op), DType::f32));

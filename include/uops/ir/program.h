@@ -81,9 +81,9 @@ struct LoopPlan {
   // only in sums into these tensors: each thread of the team sums into a zeroed copy of them,
   // added into the tensors after the loop (an OpenMP array reduction). The copies live on the
   // threads' stacks, so this runs only while the tensors hold at most kThreadCopyLimit elements
-  // in all (parallel_loops.h), and only while the block's other parallel loop, if any, would run
-  // on one thread; otherwise the outer loop runs on one thread and the other loops as their
-  // plans say.
+  // in all (parallel_loops.h), only while the block's other parallel loop, if any, would run on
+  // one thread, and only where their own team runs (more than one thread, `work` reached);
+  // otherwise the outer loop runs on one thread and the other loops as their plans say.
   std::vector<int> thread_copies;
   // simd_reductions: the carried scalars the innermost loop reduces in SIMD lanes.
   std::vector<Carried> simd;
