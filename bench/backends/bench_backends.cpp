@@ -246,10 +246,9 @@ Workload layernorm() {
   return w;
 }
 
-Workload matmul() {
+Workload matmul_n(int64_t n) {
   Workload w;
   w.program = optimize(forward_program(find_op("matmul"), DType::f32));
-  const int64_t n = 512;
   w.inputs = {{"a", random_tensor({n, n}, 7)}, {"b", random_tensor({n, n}, 8)}};
   auto out = std::make_shared<RowMatrix>(n, n);
   const float* ap = w.inputs["a"].data<float>();
@@ -280,6 +279,14 @@ Workload matmul() {
   }
 #endif
   return w;
+}
+
+Workload matmul() {
+  return matmul_n(512);
+}
+// A small product, where a team's start and the thread copies' zeroing weigh as much as the work.
+Workload matmul_s128() {
+  return matmul_n(128);
 }
 
 // A linear layer, y = x * w^T + b, at batch 64: one GEMM and a bias for the peers.
@@ -563,6 +570,7 @@ AGAINST_PEERS(elementwise)
 AGAINST_PEERS(softmax)
 AGAINST_PEERS(layernorm)
 AGAINST_PEERS(matmul)
+AGAINST_PEERS(matmul_s128)
 AGAINST_PEERS(matmul_grad)
 AGAINST_PEERS(linear)
 AGAINST_PEERS(conv2d)
