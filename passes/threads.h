@@ -15,8 +15,8 @@ constexpr int64_t kVectorBytes = 64;
 // tile of rows and columns (tile_loop, two tile loops or more), its innermost loop counts in
 // vectors: each iteration of such a tile is a multiply-add in registers, its loads shared by the
 // rows, where kParallelThreshold was measured on elementwise iterations that each load, compute
-// and store (matmul 96^3 started a team for its 96 x 96 x 96 / 16 vector multiply-adds, 7x slower
-// at two threads than without, C driver). A one-row run of columns loads a vector for each
+// and store (matmul 96^3 started a team for its 96 x 96 x 96 / 16 vector multiply-adds: 4.6x
+// slower at two threads than on one, C driver). A one-row run of columns loads a vector for each
 // multiply-add, as an elementwise loop does, and counts its iterations (attention's rows left over
 // at 32 x 128 x 64, run in teams over the batch, lost 9% at two threads when counted in vectors).
 Index work_from(const Program& p, const Block& b, size_t depth);
