@@ -28,12 +28,16 @@ bool starts_team(const LoopPlan& plan) {
   return plan.threads == LoopPlan::Threads::team || plan.threads == LoopPlan::Threads::team_if;
 }
 
+// A team_if plan's condition: its work reaches the threshold.
+std::string enough_work(const LoopPlan& plan, KernelWriter& w) {
+  return w.index(plan.work) + " >= " + std::to_string(kParallelThreshold);
+}
+
 // The clauses of the team a parallel loop's plan starts: its threads, its condition, and what
 // its threads reduce.
 std::string team_clauses(const LoopPlan& plan, KernelWriter& w) {
   std::string clauses = " num_threads(threads)";
-  if (plan.work)
-    clauses += " if(" + w.index(plan.work) + " >= " + std::to_string(kParallelThreshold) + ")";
+  if (plan.work) clauses += " if(" + enough_work(plan, w) + ")";
   if (plan.reports_errors) clauses += " reduction(|:err)";
   for (int t : plan.thread_copies)
     clauses += " reduction(+:" + w.names().tensors[size_t(t)] + "[0:" + elements(w, t) + "])";
@@ -92,8 +96,7 @@ std::string copies_guard(const Block& b, KernelWriter& w) {
   // (zeroing each copy and adding it in).
   const LoopPlan& outer = b.loops[0].plan;
   std::string size, guard = "threads > 1 && ";
-  if (outer.work)
-    guard += w.index(outer.work) + " >= " + std::to_string(kParallelThreshold) + " && ";
+  if (outer.work) guard += enough_work(outer, w) + " && ";
   // An OpenMP array reduction of no elements crashes (GCC 12): each copy holds one at least.
   for (int t : outer.thread_copies) {
     guard += elements(w, t) + " > 0 && ";
