@@ -145,7 +145,7 @@ bool joins_collapse(const Block& b, const std::vector<LoopParallelism>& par, siz
     return false;
   const Loop& l = b.loops[m];
   return !bounds_use_vars(l) && !may_raise(l.start) && !may_raise(l.end) && !l.plan.unroll &&
-         !l.plan.empty_test && !l.plan.tile && l.plan.tile_corners.empty();
+         l.plan.empty_tests.empty() && !l.plan.tile && l.plan.tile_corners.empty();
 }
 
 bool runs_once(const Loop& l) {

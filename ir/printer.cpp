@@ -162,8 +162,13 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
            index_text(p, s.at) + "]";
     parts.push_back(t);
   }
-  if (plan.empty_test)
-    parts.push_back("skip if loop " + std::to_string(plan.empty_test) + " is empty");
+  if (!plan.empty_tests.empty()) {
+    std::string t = "skip if loop";
+    for (size_t i = 0; i < plan.empty_tests.size(); ++i)
+      t += (i ? i + 1 == plan.empty_tests.size() ? " or " : ", " : " ") +
+           std::to_string(plan.empty_tests[i]);
+    parts.push_back(t + " is empty");
+  }
   if (plan.fill_unless)
     parts.push_back("only where block +" + std::to_string(plan.fill_unless) + " does not store it");
   std::string out;

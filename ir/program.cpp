@@ -82,7 +82,7 @@ bool same(const LoopPlan& a, const LoopPlan& b) {
          a.unroll == b.unroll && a.tile_start == b.tile_start &&
          a.tile_start_first == b.tile_start_first && a.tile_stream == b.tile_stream &&
          (a.tile_store ? b.tile_store && equal(a.tile_store, b.tile_store) : !b.tile_store) &&
-         a.empty_test == b.empty_test && a.fill_unless == b.fill_unless &&
+         a.empty_tests == b.empty_tests && a.fill_unless == b.fill_unless &&
          a.tile_rows_at == b.tile_rows_at && a.tile_transpose == b.tile_transpose &&
          all_same(
              a.tile_corners, b.tile_corners,

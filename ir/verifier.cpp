@@ -215,10 +215,15 @@ class Verifier {
           (plan.tile_rows_at >= int(n) || plan.tile_rows_at < int(row_binding_loop(block, k))))
         fail(at + " binds its rows in front of loop " + std::to_string(plan.tile_rows_at) +
              ", outside its test or where a loop inside moves them");
-      if (plan.empty_test && (plan.empty_test <= int(k) || plan.empty_test >= int(n) ||
-                              bounds_use_any_var(block.loops[size_t(plan.empty_test)])))
-        fail(at + " tests the range of loop " + std::to_string(plan.empty_test) +
-             ", which is no loop inside it with bounds free of loop variables");
+      for (int m : plan.empty_tests) {
+        if (m < int(k) || m >= int(n) || bounds_use_any_var(block.loops[size_t(m)]))
+          fail(at + " tests the range of loop " + std::to_string(m) +
+               ", which is neither it nor a loop inside it with bounds free of loop variables");
+        for (int x = 0; x < m; ++x)
+          if (block.loops[size_t(x)].plan.tile)
+            fail(at + " tests the range of loop " + std::to_string(m) +
+                 ", inside a tile whose store that would skip");
+      }
     }
   }
 
@@ -294,7 +299,7 @@ class Verifier {
         for (size_t m = k; m < block.loops.size(); ++m) {
           const LoopPlan& q = block.loops[m].plan;
           if (q.threads != LoopPlan::Threads::none || !q.simd.empty() || q.simd_math || q.tile ||
-              q.unroll || q.empty_test || q.row_local)
+              q.unroll || !q.empty_tests.empty() || q.row_local)
             fail(at + ": a transposed copy tile whose loop " + std::to_string(m) +
                  " has another plan");
         }

@@ -49,7 +49,7 @@ std::optional<std::pair<size_t, size_t>> tile_before(const Program& p, size_t e,
     size_t k = 0;
     while (k < b.loops.size() && !b.loops[k].plan.tile) ++k;
     if (k == b.loops.size()) continue;  // a block between, checked against the box later
-    if (b.loops.back().stmts[0].tensor != t || !passes::stores_every_time(b, k) ||
+    if (b.loops.back().stmts[0].tensor != t || !passes::stores_every_time(b) ||
         b.loops[k].plan.tile_stream || b.loops[k].plan.tile_store)
       return std::nullopt;
     return std::pair{bi, k};

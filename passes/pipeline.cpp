@@ -85,11 +85,11 @@ constexpr Pass kPasses[] = {
      }},
     {"register_tiles",
      [](Program p, const CpuTarget&) { return plan_register_tiles(std::move(p)); }},
-    {"empty_range_tests",
-     [](Program p, const CpuTarget&) { return plan_empty_range_tests(std::move(p)); }},
     {"fill_trimming", [](Program p, const CpuTarget&) { return plan_fill_trimming(std::move(p)); }},
     {"epilogue_folding",
      [](Program p, const CpuTarget&) { return plan_epilogue_folding(std::move(p)); }},
+    {"empty_range_tests",
+     [](Program p, const CpuTarget&) { return plan_empty_range_tests(std::move(p)); }},
 };
 
 // Runs passes by name, each followed by the verifier and the dump that `options` ask for.
@@ -162,7 +162,7 @@ Program plan_cpu(Program p, const CpuTarget& target, const PipelineOptions& opti
   for (const char* name :
        {"tile_dots", "tile_reductions", "tile_registers", "tile_scatters", "tile_copies",
         "accumulator_promotion", "parallel_loops", "simd_reductions", "simd_math", "row_local_runs",
-        "register_tiles", "empty_range_tests", "fill_trimming", "epilogue_folding"})
+        "register_tiles", "fill_trimming", "epilogue_folding", "empty_range_tests"})
     runner.run(name, p);
   return p;
 }

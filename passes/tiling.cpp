@@ -232,15 +232,10 @@ std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k, bo
   return box;
 }
 
-bool stores_when_run(const Block& b, size_t k) {
-  if (b.loops.back().stmts[0].checked) return false;
-  for (size_t x = 0; x <= k; ++x)
-    if (b.loops[x].plan.empty_test) return false;
-  return true;
-}
+bool stores_when_run(const Block& b) { return !b.loops.back().stmts[0].checked; }
 
-bool stores_every_time(const Block& b, size_t k) {
-  return stores_when_run(b, k) && b.loops[0].plan.thread_copies.empty();
+bool stores_every_time(const Block& b) {
+  return stores_when_run(b) && b.loops[0].plan.thread_copies.empty();
 }
 
 bool keep_outside(Program& p, size_t bi, const TileBox& box, size_t unless) {
@@ -271,8 +266,7 @@ bool keep_outside(Program& p, size_t bi, const TileBox& box, size_t unless) {
     if (!pieces.empty() && run) q.loops[0].plan = {};
     // Outside a run, a piece's team runs its own iterations.
     for (size_t x = 0; !run && x < q.loops.size(); ++x)
-      if (q.loops[x].plan.threads == LoopPlan::Threads::team ||
-          q.loops[x].plan.threads == LoopPlan::Threads::team_if)
+      if (q.loops[x].plan.starts_team())
         plan_team(q.loops[x].plan, work_from(p, q, x), block_may_raise(q));
     pieces.push_back(std::move(q));
     return pieces.back();

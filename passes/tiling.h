@@ -57,13 +57,13 @@ void replace_var(Block& b, int var, const Index& by);
 // a loop variable, or v * R + r with v over [0, n) and r over [0, R) (a loop cut into whole
 // tiles), each loop outside the tile on one axis, bounds that use no loop variable.
 using TileBox = std::vector<std::optional<std::pair<Index, Index>>>;
-// The tile around loop k of b stores its elements whenever the block's loops up to k run: its
-// stored index is unchecked (a checked one's corner test has an else without a tile) and no loop
-// up to k tests an empty range (which would skip the store).
-bool stores_when_run(const Block& b, size_t k);
+// The tile of block b stores its elements whenever the block's loops outside it run: its stored
+// index is unchecked (a checked one's corner test has an else without a tile). No empty-range
+// test skips it (empty_range_tests tests no loop inside a tile).
+bool stores_when_run(const Block& b);
 // ... and whenever the block runs: it has no thread copies either (whose team adds into the
 // tensor).
-bool stores_every_time(const Block& b, size_t k);
+bool stores_every_time(const Block& b);
 // With `first_round`, also a tile that stores its box in the first iteration of loops outside it
 // that are on no axis (LoopPlan::tile_start_first), bounds free of loop variables.
 std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k,

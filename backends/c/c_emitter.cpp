@@ -24,10 +24,6 @@ std::string elements(KernelWriter& w, int t) {
   return w.index(n);
 }
 
-bool starts_team(const LoopPlan& plan) {
-  return plan.threads == LoopPlan::Threads::team || plan.threads == LoopPlan::Threads::team_if;
-}
-
 // A team_if plan's condition: its work reaches the threshold.
 std::string enough_work(const LoopPlan& plan, KernelWriter& w) {
   return w.index(plan.work) + " >= " + std::to_string(kParallelThreshold);
@@ -48,10 +44,10 @@ std::string team_clauses(const LoopPlan& plan, KernelWriter& w) {
 // does not wait takes its share of the team started in front of its block (block()).
 std::string parallel_pragma(const LoopPlan& plan, KernelWriter& w) {
   std::string clauses = plan.collapse > 1 ? " collapse(" + std::to_string(plan.collapse) + ")" : "";
-  if (plan.threads == LoopPlan::Threads::worksharing || (starts_team(plan) && plan.nowait))
+  if (plan.threads == LoopPlan::Threads::worksharing || (plan.starts_team() && plan.nowait))
     return "#ifdef _OPENMP\n#pragma omp for" + clauses + " schedule(static)" +
            (plan.nowait ? " nowait" : "") + "\n#endif\n";
-  if (!starts_team(plan)) return "";
+  if (!plan.starts_team()) return "";
   return "#ifdef _OPENMP\n#pragma omp parallel for" + clauses + " schedule(static)" +
          team_clauses(plan, w) + "\n#endif\n";
 }
@@ -172,7 +168,7 @@ std::string block(const Block& b, KernelWriter& w) {
       const LoopPlan& plan = b.loops[k].plan;
       out += k == parallel ? parallel_pragma(plan, w) : simd_pragma(plan, in, w.lanes_asked(plan));
     });
-    if (parallel == b.loops.size() || !starts_team(b.loops[parallel].plan) ||
+    if (parallel == b.loops.size() || !b.loops[parallel].plan.starts_team() ||
         !b.loops[parallel].plan.nowait)
       return nest;
     // Every thread of the team runs the loops outside the parallel one.
@@ -188,6 +184,9 @@ std::string block(const Block& b, KernelWriter& w) {
            written(parallel, 2) + "  }\n";
   if (b.loops[0].plan.single)
     nest = "#ifdef _OPENMP\n#pragma omp single nowait\n#endif\n  {\n" + nest + "  }\n";
+  // The block's empty-range test, in front of its team (LoopPlan::empty_tests).
+  if (std::string test = w.empty_test(b, b.loops[0]); !test.empty())
+    nest = "  if (" + test + ") {\n" + nest + "  }\n";
   return nest;
 }
 
@@ -201,7 +200,7 @@ std::string function(const Program& original, const std::string& entry, bool rea
   bool any_parallel = false;
   for (size_t bi = 0; bi < p.blocks.size();) {
     const Block& b = p.blocks[bi];
-    for (const Loop& l : b.loops) any_parallel |= starts_team(l.plan);
+    for (const Loop& l : b.loops) any_parallel |= l.plan.starts_team();
     if (size_t run = size_t(b.loops[0].plan.row_local)) {
       body += row_local(p, bi, bi + run + 1, w);
       bi += run + 1;

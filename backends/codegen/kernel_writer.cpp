@@ -481,13 +481,20 @@ void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
   nest(b, k, indent, out, before, atomic, {});
 }
 
+std::string KernelWriter::empty_test(const Block& b, const Loop& l) {
+  std::string test;
+  for (int m : l.plan.empty_tests)
+    test += (test.empty() ? "" : " && ") + index(b.loops[size_t(m)].start) + " < " +
+            index(b.loops[size_t(m)].end);
+  return test;
+}
+
 void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
                         const Before& before, const std::set<int>& atomic, Within within) {
   const Loop& l = b.loops[k];
   std::string v = Names::var(l.var);
-  if (l.plan.empty_test && !within.empty_tested) {
-    const Loop& m = b.loops[size_t(l.plan.empty_test)];
-    out += pad(indent) + "if (" + index(m.start) + " < " + index(m.end) + ") {\n";
+  if (k > 0 && !l.plan.empty_tests.empty() && !within.empty_tested) {
+    out += pad(indent) + "if (" + empty_test(b, l) + ") {\n";
     within.empty_tested = true;
     nest(b, k, indent + 1, out, before, atomic, within);
     out += pad(indent) + "}\n";

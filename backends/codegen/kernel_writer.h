@@ -82,8 +82,13 @@ class KernelWriter {
   // While `before` is called for the copy of a loop over a short range (LoopPlan::narrow_lanes):
   // the lanes its pragma asks for; else 0.
   int lanes_asked(const LoopPlan& plan) const { return narrow_ ? plan.narrow_lanes : 0; }
+  // A test in front of the outer loop (k = 0) is the block's: the backend prints empty_test in
+  // front of whatever it starts around the block (a team).
   void loop(const Block& b, size_t k, int indent, std::string& out, const Before& before = nullptr,
             const std::set<int>& atomic = {});
+  // The condition under which loop l of b runs at all: its plan's tested ranges are not empty
+  // (ir::LoopPlan::empty_tests); "" where it tests none.
+  std::string empty_test(const Block& b, const Loop& l);
   // What a loop runs per iteration, around its inner loop: the carried scalars' declarations
   // and the statements. Accumulations into `atomic` tensors use atomics (CUDA).
   void declare_carried(const Block& b, const Loop& l, int indent, std::string& out);

@@ -66,6 +66,7 @@ struct LoopPlan {
     worksharing,  // a share of the enclosing team's threads (`omp for`)
   };
   Threads threads = Threads::none;
+  bool starts_team() const { return threads == Threads::team || threads == Threads::team_if; }
   int collapse = 1;             // the parallel loop and the next collapse - 1 run as one loop
   Index work;                   // team_if: the iterations the team runs in all
   bool reports_errors = false;  // team, team_if: the team or-s the threads' error bits together
@@ -154,9 +155,11 @@ struct LoopPlan {
   // 12 x 32 tiles, 2.4x). A pool's tile runs faster vectorized (measured 1.7x slower avgpool2d,
   // 3x maxpool2d, unrolled): so the pass that makes the tile decides.
   bool unroll = false;
-  // empty_range_tests: in front of this loop, the range of the block's loop `empty_test` is
-  // tested: empty, it skips the loops between.
-  int empty_test = 0;
+  // empty_range_tests: in front of this loop, the ranges of the block's loops `empty_tests`
+  // (this one or loops inside it) are tested: one empty, the block skips this loop. On the
+  // outer loop the test is the block's, in front of its team (an OpenMP region entered for
+  // nothing costs about a microsecond, its if-clause false or not).
+  std::vector<int> empty_tests;
   // fill_trimming, on a fill's outer loop: the block `fill_unless` blocks later keeps a tile
   // that stores every element this block fills, starting from its constant, whenever that block
   // runs on its team (not its thread copies) and each loop its tile starts in (tile_start_first)

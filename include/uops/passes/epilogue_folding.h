@@ -7,8 +7,7 @@
 // after the tiles goes, where it was a second pass over memory.
 //
 // It applies where g loads nothing but y at the block's own element and cannot raise; the tile's
-// stored index is unchecked, it has no thread copies, no test of an empty range in front of it
-// (which would skip its store) and no streamed stores; and every block between the tile and the
+// stored index is unchecked, it has no thread copies and no streamed stores; and every block between the tile and the
 // map touches the tensor only outside the box: on some cut axis, at a loop variable whose loop
 // starts where the box ends (the rows and columns the tiles leave over). Each element then gets
 // the same operations on the same values as before, in the same order: bit for bit.

@@ -1,12 +1,12 @@
-// fill_trimming (a C backend pass, after empty_range_tests): a block that fills a tensor with a
+// fill_trimming (a C backend pass, after register_tiles): a block that fills a tensor with a
 // constant (ir::fills_whole: loop_order's zeros in front of an accumulation, a max's -inf) keeps
 // only the elements that the register tile after it does not store. That is where the first block
 // after the fill to touch the tensor keeps a tile (register_tiles.h) that starts from the fill's
 // constant without loading it (LoopPlan::tile_start), stores every element of a box of the
-// tensor, and is never skipped by an empty range: the fill of the box is dead. The fill becomes
-// one block per side of the box it leaves (at most two per tiled axis: the rows and the columns
-// the tiles leave over, whose blocks accumulate into what it wrote), in its place and in its
-// row-local run.
+// tensor (empty_range_tests, later, never tests a loop inside a tile): the fill of the box is
+// dead. The fill becomes one block per side of the box it leaves (at most two per tiled axis: the
+// rows and the columns the tiles leave over, whose blocks accumulate into what it wrote), in its
+// place and in its row-local run.
 //
 // A tile that starts from the constant only in the first iteration of loops outside it that
 // revisit its elements (LoopPlan::tile_start_first: matmul's and attention's products, inside
