@@ -28,8 +28,7 @@ std::optional<TileAfter> tile_after(const Program& p, size_t f, int y, double c)
     if (!sets.reads[size_t(y)] && !sets.writes[size_t(y)]) continue;
     size_t k = 0;
     while (k < b.loops.size() && !b.loops[k].plan.tile) ++k;
-    if (k == b.loops.size() || b.loops.back().stmts[0].tensor != y ||
-        !passes::stores_when_run(b))
+    if (k == b.loops.size() || b.loops.back().stmts[0].tensor != y || !passes::stores_when_run(b))
       return std::nullopt;
     const std::optional<double>& start = b.loops[k].plan.tile_start;
     if (!start || *start != c || std::signbit(*start) != std::signbit(c)) return std::nullopt;

@@ -232,7 +232,9 @@ std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k, bo
   return box;
 }
 
-bool stores_when_run(const Block& b) { return !b.loops.back().stmts[0].checked; }
+bool stores_when_run(const Block& b) {
+  return !b.loops.back().stmts[0].checked;
+}
 
 bool stores_every_time(const Block& b) {
   return stores_when_run(b) && b.loops[0].plan.thread_copies.empty();

@@ -7,10 +7,11 @@
 // after the tiles goes, where it was a second pass over memory.
 //
 // It applies where g loads nothing but y at the block's own element and cannot raise; the tile's
-// stored index is unchecked, it has no thread copies and no streamed stores; and every block between the tile and the
-// map touches the tensor only outside the box: on some cut axis, at a loop variable whose loop
-// starts where the box ends (the rows and columns the tiles leave over). Each element then gets
-// the same operations on the same values as before, in the same order: bit for bit.
+// stored index is unchecked, it has no thread copies and no streamed stores; and every block
+// between the tile and the map touches the tensor only outside the box: on some cut axis, at a
+// loop variable whose loop starts where the box ends (the rows and columns the tiles leave
+// over). Each element then gets the same operations on the same values as before, in the same
+// order: bit for bit.
 #pragma once
 
 #include "uops/ir/program.h"
