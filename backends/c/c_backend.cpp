@@ -110,11 +110,6 @@ class CKernel : public Executable {
   int threads_;
 };
 
-int thread_count(const CCompileOptions& o) {
-  if (o.threads > 0) return o.threads;
-  return std::max(1, int(std::thread::hardware_concurrency()));
-}
-
 KernelFn entry(void* handle, const std::string& name) {
   auto fn = reinterpret_cast<KernelFn>(dlsym(handle, name.c_str()));
   UOPS_ASSERT(fn, "compiled kernel lacks its entry point " + name);
@@ -128,7 +123,7 @@ std::unique_ptr<Executable> compile_c(Program p, const CCompileOptions& options)
   if (!variant) {
     void* handle = cgen::compile_and_load(emit_c(p, options), options);
     return std::make_unique<CKernel>(std::move(p), entry(handle, "uops_kernel"),
-                                     thread_count(options));
+                                     cgen::kernel_threads(options));
   }
   // The functions emit_c prints in one unit, compiled as two units side by side: the variant
   // doubles the source, not the wait.
@@ -154,7 +149,8 @@ std::unique_ptr<Executable> compile_c(Program p, const CCompileOptions& options)
   compiler.join();
   if (packed_error) std::rethrow_exception(packed_error);
   return std::make_unique<CKernel>(std::move(p), entry(handle, "uops_kernel"), std::move(*variant),
-                                   entry(packed, "uops_kernel_packed"), thread_count(options));
+                                   entry(packed, "uops_kernel_packed"),
+                                   cgen::kernel_threads(options));
 }
 
 Backend c_backend() {
@@ -197,7 +193,7 @@ std::vector<std::unique_ptr<Executable>> compile_c_batch(std::vector<Program> pr
   for (size_t i = 0; i < programs.size(); ++i)
     out.push_back(std::make_unique<CKernel>(
         std::move(programs[i]), entry(handles[i / kChunk], "uops_kernel_" + std::to_string(i)),
-        thread_count(options)));
+        cgen::kernel_threads(options)));
   return out;
 }
 

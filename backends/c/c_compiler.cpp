@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "backends/kernel_cache.h"
 #include "uops/error.h"
@@ -221,6 +223,11 @@ std::string host_target() {
 
 }  // namespace
 
+int kernel_threads(const CCompileOptions& options) {
+  if (options.threads > 0) return options.threads;
+  return std::max(1, int(std::thread::hardware_concurrency()));
+}
+
 std::vector<std::string> compile_flags(const CompilerInfo& cc, const CCompileOptions& options) {
   // -fno-math-errno lets sqrt compile to one instruction; results do not change. Contraction
   // into fused multiply-adds changes rounding, so only a reassociating build allows it.
@@ -239,7 +246,12 @@ std::vector<std::string> compile_flags(const CompilerInfo& cc, const CCompileOpt
   // GCC's partial redundancy elimination puts code on the latch of the inner loops of blocks
   // sharing an outer loop (layernorm), which then do not vectorize: measured 5x slower.
   if (cc.identity.find("clang") == std::string::npos) flags.push_back("-fno-tree-pre");
-  if (options.openmp && cc.openmp) flags.push_back("-fopenmp");
+  if (options.openmp && cc.openmp && kernel_threads(options) == 1) {
+    flags.push_back("-fopenmp-simd");
+    flags.push_back("-DUOPS_OPENMP_SIMD");
+  } else if (options.openmp && cc.openmp) {
+    flags.push_back("-fopenmp");
+  }
   if (options.reassociate && options.vector_math) flags.push_back("-DUOPS_VECTOR_MATH");
   if (!link_libraries(cc, options).empty()) flags.push_back("-DUOPS_MVEC");
   for (auto& f : options.extra_flags) flags.push_back(f);

@@ -22,8 +22,14 @@ struct CompilerInfo {
 
 CompilerInfo compiler_info(const std::string& compiler);
 
+// The threads a kernel compiled with `options` runs on (CCompileOptions::threads, 0: one per
+// core).
+int kernel_threads(const CCompileOptions& options);
+
 // The flags a compile uses before the source, and the libraries after it (both part of the
-// cache key).
+// cache key). A kernel of one thread compiles with OpenMP's SIMD part alone (-fopenmp-simd):
+// it enters no OpenMP region, each of which costs a microsecond or more even when its if-clause
+// keeps the team from starting (matmul 64^3, 8.5 against 3.2 us).
 std::vector<std::string> compile_flags(const CompilerInfo& cc, const CCompileOptions& options);
 std::vector<std::string> link_libraries(const CompilerInfo& cc, const CCompileOptions& options);
 

@@ -297,6 +297,8 @@ WavefrontChain::WavefrontChain(std::vector<ChainStep> steps, TensorMap inputs,
   st.waves = plan_wavefronts(st.chain, st.zero_fill, st.options.max_ops);
   st.threads = st.options.threads > 0 ? st.options.threads
                                       : int(std::max(1u, std::thread::hardware_concurrency()));
+  // Its functions run on teams of st.threads: compiled for that many (c_compiler.h).
+  st.options.compile.threads = st.threads;
 
   st.run.resize(st.waves.size());
   for (size_t w = 0; w < st.waves.size(); ++w) {

@@ -673,6 +673,32 @@ TEST(CBackend, SumsThatCollideAcrossTheOuterLoopRunOnThreadCopies) {
   }
 }
 
+// A kernel of one thread enters no OpenMP region (each costs a microsecond or more, its team
+// started or not): it compiles with OpenMP's SIMD part alone and computes as two threads do,
+// its SIMD reductions and vector math kept.
+TEST(CBackend, OneThreadKernelsCompileWithoutOpenMPRegions) {
+  cgen::CompilerInfo cc = cgen::compiler_info("");
+  if (!cc.openmp) GTEST_SKIP() << "the compiler takes no -fopenmp";
+  CCompileOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  auto has = [](const std::vector<std::string>& flags, const char* f) {
+    return std::count(flags.begin(), flags.end(), f) > 0;
+  };
+  EXPECT_TRUE(has(cgen::compile_flags(cc, one), "-fopenmp-simd"));
+  EXPECT_FALSE(has(cgen::compile_flags(cc, one), "-fopenmp"));
+  EXPECT_TRUE(has(cgen::compile_flags(cc, two), "-fopenmp"));
+  for (const char* op : {"softmax", "gelu", "matmul"}) {
+    Program p = optimize(forward_program(find_op(op), DType::f32));
+    std::map<std::string, std::vector<int64_t>> shapes = {{"x", {300, 1000}}};
+    if (std::string(op) == "matmul") shapes = {{"a", {70, 300}}, {"b", {300, 90}}};
+    TensorMap in = testing::random_inputs(p, shapes, 7);
+    TensorMap want = interpret(p, in);
+    EXPECT_TRUE(testing::same_outputs(want, compile_c(p, two)->run(in), 1e-4)) << op;
+    EXPECT_TRUE(testing::same_outputs(want, compile_c(p, one)->run(in), 1e-4)) << op;
+  }
+}
+
 TEST(CBackend, ReassociationIsAnOption) {
   Program p = lower(matmul_graph());
   CCompileOptions exact;
@@ -921,7 +947,7 @@ TEST(CBackend, SimdMathRunsElementwiseTranscendentalsInLanes) {
                            g.unary(UnaryOp::exp, g.unary(UnaryOp::neg, th))));
     Program p = optimize(lower(g));
     std::string src = emit_c(p);
-    EXPECT_NE(src.find("#if defined(_OPENMP) && defined(UOPS_MVEC)\n    #pragma omp simd\n"),
+    EXPECT_NE(src.find("#if defined(UOPS_SIMD) && defined(UOPS_MVEC)\n    #pragma omp simd\n"),
               std::string::npos)
         << src;
     EXPECT_NE(src.find(t == DType::f32 ? "float tanhf(float);" : "double tanh(double);"),

@@ -55,6 +55,8 @@ TEST(CDifferential, RandomProgramsMatchInterpreter) {
     CCompileOptions quick;
     quick.extra_flags = {"-O1"};
     quick.reassociate = false;
+    // Every other batch on one thread, compiled with OpenMP's SIMD part alone (c_compiler.h).
+    quick.threads = (first / kBatch) % 2 ? 1 : 0;
     auto exes = compile_c_batch(std::move(copies), quick);
     for (size_t i = 0; i < cases.size(); ++i) {
       const RandomCase& c = cases[i];

@@ -84,7 +84,7 @@ TEST(COps, EveryProgramCompilesWithoutWarnings) {
       continue;
     }
     ++compilers;
-    for (std::string omp : {"-fno-openmp", "-fopenmp"})
+    for (std::string omp : {"-fno-openmp", "-fopenmp", "-fopenmp-simd -DUOPS_OPENMP_SIMD"})
       compile_all(cc, {"-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", omp}, sources);
   }
   if (compilers == 0) GTEST_SKIP() << "neither gcc nor clang is installed";

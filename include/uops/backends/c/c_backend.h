@@ -32,6 +32,8 @@ struct CCompileOptions {
   // Threads per parallel loop; 0: one per core. On a machine shared with other work, run with
   // OMP_WAIT_POLICY=passive: libgomp's default spinning after each parallel loop takes the core
   // the caller's next serial work needs (measured: 2 threads 10x slower than 1 elementwise).
+  // One thread compiles with OpenMP's SIMD part alone (-fopenmp-simd): the kernel enters no
+  // OpenMP region, which costs a microsecond or more each even where no team starts.
   int threads = 0;
   // Innermost reductions into carried scalars (sum, product, max, min) run as OpenMP SIMD
   // reductions (with OpenMP only), and a multiply and an add may contract into one fused
