@@ -6,7 +6,6 @@
 #include <chrono>
 #include <map>
 #include <sstream>
-#include <thread>
 
 #include "backends/c/c_compiler.h"
 #include "backends/codegen/kernel_writer.h"
@@ -295,10 +294,9 @@ WavefrontChain::WavefrontChain(std::vector<ChainStep> steps, TensorMap inputs,
   for (const sched::BoundStep& s : st.chain.steps)
     st.zero_fill.push_back(codegen::needs_zero_fill(s.chain.program));
   st.waves = plan_wavefronts(st.chain, st.zero_fill, st.options.max_ops);
-  st.threads = st.options.threads > 0 ? st.options.threads
-                                      : int(std::max(1u, std::thread::hardware_concurrency()));
-  // Its functions run on teams of st.threads: compiled for that many (c_compiler.h).
-  st.options.compile.threads = st.threads;
+  // Its functions run on teams of options.threads (0: one per core), compiled for that many.
+  st.options.compile.threads = st.options.threads;
+  st.threads = cgen::kernel_threads(st.options.compile);
 
   st.run.resize(st.waves.size());
   for (size_t w = 0; w < st.waves.size(); ++w) {
