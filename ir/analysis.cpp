@@ -104,6 +104,32 @@ bool reads_row(const std::vector<Index>& index, int var, Index* start) {
   return true;
 }
 
+bool lane_wise(const Program& p, const Value& v, int var) {
+  bool ok = p.value_type() == DType::f32;
+  visit(v, [&](const ValueNode& n) {
+    switch (n.kind) {
+      case ValueKind::Const:
+        break;
+      case ValueKind::Load: {
+        ok &= !n.checked && p.tensors[size_t(n.tensor)].dtype == DType::f32;
+        if (std::any_of(n.index.begin(), n.index.end(),
+                        [&](const Index& e) { return uses_var(e, var); }))
+          ok &= reads_row(n.index, var);
+        break;
+      }
+      case ValueKind::Unary:
+        ok &= n.uop == UnaryOp::neg;
+        break;
+      case ValueKind::Binary:
+        ok &= n.bop == BinaryOp::add || n.bop == BinaryOp::sub || n.bop == BinaryOp::mul;
+        break;
+      default:
+        ok = false;
+    }
+  });
+  return ok;
+}
+
 bool copies_transposed(const Program& p, const Block& b) {
   const size_t n = b.loops.size();
   if (n < 2) return false;

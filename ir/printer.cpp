@@ -142,6 +142,7 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
   if (plan.tile_stream) parts.push_back("streamed");
   if (plan.tile_store) parts.push_back("stores " + print(p, plan.tile_store));
   if (plan.unroll) parts.push_back("unroll");
+  if (plan.tile_width) parts.push_back("in rows of " + std::to_string(plan.tile_width) + " lanes");
   if (plan.tile_transpose) parts.push_back("transposed with the next loop");
   if (!plan.tile_corners.empty()) {
     std::string t = "test tile corners";

@@ -184,7 +184,8 @@ class Verifier {
            " does not, which has no tile that starts from a known value in loops it can test");
   }
 
-  // A register tile's loops follow its loop and have constant ranges; its corner tests read
+  // A register tile's loops follow its loop and have constant ranges (but for the innermost's
+  // end in rows of lanes, whose statements compute on whole vectors); its corner tests read
   // tensors at their rank; an empty-range test names a loop further in with fixed bounds.
   void check_tiles(int b) {
     const Block& block = p_.blocks[b];
@@ -198,7 +199,8 @@ class Verifier {
       } else if (plan.tile > 0) {
         int64_t c = 0;
         for (size_t x = n - size_t(plan.tile); x < n; ++x)
-          if (!is_const(block.loops[x].start, &c) || !is_const(block.loops[x].end, &c))
+          if (!is_const(block.loops[x].start, &c) ||
+              (!is_const(block.loops[x].end, &c) && !block.loops[x].plan.tile_width))
             fail(at + "'s tile loop " + std::to_string(x) + " has no constant range");
         if (!block.loops.back().stmts.empty() && block.loops.back().stmts[0].checked &&
             plan.tile_corners.empty())
@@ -215,11 +217,21 @@ class Verifier {
           (plan.tile_rows_at >= int(n) || plan.tile_rows_at < int(row_binding_loop(block, k))))
         fail(at + " binds its rows in front of loop " + std::to_string(plan.tile_rows_at) +
              ", outside its test or where a loop inside moves them");
+      if (plan.tile_width) {
+        bool lanes = k + 1 == n && plan.tile_width > 0;
+        for (auto& s : block.loops[k].stmts)
+          lanes &= s.kind == StmtKind::accumulate && s.op == ReduceOp::sum &&
+                   lane_wise(p_, s.value, block.loops[k].var);
+        if (!lanes)
+          fail(at +
+               " runs in rows of lanes but is not the innermost loop, or computes what"
+               " lanes cannot");
+      }
       for (int m : plan.empty_tests) {
         if (m < int(k) || m >= int(n) || bounds_use_any_var(block.loops[size_t(m)]))
           fail(at + " tests the range of loop " + std::to_string(m) +
                ", which is neither it nor a loop inside it with bounds free of loop variables");
-        for (int x = 0; x < m; ++x)
+        for (int x = 0; x < m && !block.loops[size_t(m)].plan.tile_width; ++x)
           if (block.loops[size_t(x)].plan.tile)
             fail(at + " tests the range of loop " + std::to_string(m) +
                  ", inside a tile whose store that would skip");

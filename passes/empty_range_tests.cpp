@@ -24,11 +24,12 @@ std::pair<size_t, std::vector<int>> empty_tests(const Block& b, size_t from) {
   size_t n = b.loops.size();
   for (size_t k = 0; k + 1 < n; ++k)
     if (b.loops[k].is_pivot()) return {0, {}};
-  // Not inside a tile: that would skip its store (passes::stores_when_run).
+  // Not inside a tile: that would skip its store (passes::stores_when_run); but for a tile's
+  // columns in rows of lanes (LoopPlan::tile_width), which store nothing where they are empty.
   size_t last = n;
   for (size_t k = 0; k < n && last == n; ++k)
     if (b.loops[k].plan.tile) last = k + 1;
-  size_t deepest = n;
+  size_t deepest = b.loops[n - 1].plan.tile_width && worth_testing(b.loops[n - 1]) ? n - 1 : n;
   for (size_t m = last; m-- > from && deepest == n;)
     if (worth_testing(b.loops[m])) deepest = m;
   if (deepest == n) return {0, {}};

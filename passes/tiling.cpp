@@ -99,8 +99,8 @@ size_t tile_loop(const Block& b, size_t k) {
   int64_t elements = 1;
   for (; first > k + 1; --first) {
     const Loop& l = b.loops[first - 1];
-    int64_t s = 0, e = 0;
-    if (!is_const(l.start, &s) || !is_const(l.end, &e) || s != 0 || e <= 0) break;
+    int64_t s = 0, e = l.plan.tile_width;  // rows of lanes: at most tile_width iterations
+    if (!is_const(l.start, &s) || !(e > 0 || is_const(l.end, &e)) || s != 0 || e <= 0) break;
     elements *= e;
   }
   if (first == n || elements > 1024) return 0;

@@ -40,7 +40,8 @@ Index whole_tiles(const Loop& l, int64_t size);
 // l runs over whole tiles, as counted() over whole_tiles makes it: [0, n / size), size > 1.
 bool over_whole_tiles(const Loop& l);
 
-// The first of the trailing loops with constant ranges [0, n) ("tile loops"), when loop k comes
+// The first of the trailing loops with constant ranges [0, n) ("tile loops"; the innermost may
+// run in rows of lanes instead, [0, count) with count < LoopPlan::tile_width), when loop k comes
 // before them and the block keeps a register tile around k: the loops from k to the tile loops
 // are not pivots and the tile loops hold few elements; the statements, only in the innermost
 // loop, all accumulate into one tensor at one unchecked index that holds each tile variable alone
@@ -59,7 +60,8 @@ void replace_var(Block& b, int var, const Index& by);
 using TileBox = std::vector<std::optional<std::pair<Index, Index>>>;
 // The tile of block b stores its elements whenever the block's loops outside it run: its stored
 // index is unchecked (a checked one's corner test has an else without a tile). No empty-range
-// test skips it (empty_range_tests tests no loop inside a tile).
+// test skips it (empty_range_tests tests no loop inside a tile, but the columns of one in rows of
+// lanes, which has no elements to store where they are none).
 bool stores_when_run(const Block& b);
 // ... and whenever the block runs: it has no thread copies either (whose team adds into the
 // tensor).

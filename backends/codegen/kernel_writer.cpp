@@ -210,6 +210,18 @@ std::string KernelWriter::load(const ValueNode& n) {
   if (row != row_of_.end()) return cast + row->second;
   // The tile's store map (LoopPlan::tile_store) reads the tile.
   if (n.tensor == tile_.first && same_index(n.index, tile_index_)) return cast + tile_.second;
+  // In a tile's rows of lanes (LoopPlan::tile_width), a row along them (ir::reads_row) from its
+  // start: 16 lanes where the tensor holds them, else its `lanes_count_` elements and zeros.
+  Index start;
+  if (lanes_var_ >= 0 && reads_row(n.index, lanes_var_, &start)) {
+    std::vector<Index> at = n.index;
+    at.back() = start;
+    std::string numel;
+    for (auto& e : p_.tensors[n.tensor].shape) numel += (numel.empty() ? "" : " * ") + index(e);
+    std::string first = offset(n.tensor, at);
+    return helper("load_f32x16") + "(&" + names_.tensors[n.tensor] + "[" + first + "], " +
+           (numel.empty() ? "1" : numel) + " - (" + first + "), " + lanes_count_ + ")";
+  }
   std::string at = names_.tensors[n.tensor] + "[" + offset(n.tensor, n.index) + "]";
   std::string cond = n.checked && !unchecked_ ? in_range(n.tensor, n.index) : "1";
   if (cond == "1") return cast + at;
@@ -536,12 +548,24 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent) + "}\n";
     return;
   }
+  // The statements of a tile's rows of lanes, on whole rows (LoopPlan::tile_width).
+  if (!lanes_.empty() && k + 1 == b.loops.size()) {
+    lanes_var_ = l.var;
+    lanes_count_ = index(l.end);
+    for (auto& s : l.stmts) out += pad(indent) + lanes_ + " += " + value(s.value) + ";\n";
+    lanes_var_ = -1;
+    return;
+  }
   if (l.plan.tile && !within.tile) {
     const Stmt& s = b.loops.back().stmts[0];
-    std::string name = "tile_" + v, dims, at = name, copy;
+    const int width = b.loops.back().plan.tile_width;
+    std::string name = "tile_" + v, dims, at = name, copy, rows, row = name + "_lanes";
     for (size_t x = b.loops.size() - size_t(l.plan.tile); x < b.loops.size(); ++x) {
       std::string u = Names::var(b.loops[x].var);
-      dims += "[" + index(b.loops[x].end) + "]";
+      bool last = x + 1 == b.loops.size();
+      dims += "[" + (last && width ? std::to_string(width) : index(b.loops[x].end)) + "]";
+      rows += last ? "" : "[" + index(b.loops[x].end) + "]";
+      row += last ? "" : "[" + u + "]";
       at += "[" + u + "]";
       copy +=
           "for (int64_t " + u + " = 0; " + u + " < " + index(b.loops[x].end) + "; ++" + u + ") ";
@@ -558,10 +582,23 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
                             ? literal(*l.plan.tile_start)
                             : "(" + first + ") ? " + literal(*l.plan.tile_start) + " : " + element;
     out += pad(indent) + "{\n" + pad(indent + 1) + element_type(p_.tensors[s.tensor].dtype) + " " +
-           name + dims + ";\n" + pad(indent + 1) + copy + at + " = " + start + ";\n";
+           name + dims + ";\n";
+    // Rows of lanes: the lanes past the count hold zero, the rows live in vectors.
+    if (width) out += pad(indent + 1) + "__builtin_memset(" + name + ", 0, sizeof " + name + ");\n";
+    out += pad(indent + 1) + copy + at + " = " + start + ";\n";
+    if (width) {
+      out += pad(indent + 1) + helper("f32x16") + " " + name + "_lanes" + rows + ";\n" +
+             pad(indent + 1) + "__builtin_memcpy(" + name + "_lanes, " + name + ", sizeof " + name +
+             ");\n";
+      lanes_ = row;
+    }
     tile_ = {s.tensor, at};
     within.tile = true;
     nest(b, k, indent + 1, out, before, atomic, within);
+    if (width)
+      out += pad(indent + 1) + "__builtin_memcpy(" + name + ", " + name + "_lanes, sizeof " + name +
+             ");\n";
+    lanes_.clear();
     tile_index_ = s.index;
     std::string stored = l.plan.tile_store ? value(l.plan.tile_store) : at;
     tile_ = {-1, ""};
@@ -883,6 +920,28 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
            "  for (; a < na; ++a)\n"
            "    for (int64_t b = 0; b < nb; ++b) dst[a * ds + b] = src[b * ss + a];\n"
            "}\n"},
+      {"f32x16",
+       "/* 16 f32 lanes (GCC's vector extensions): the rows of a register tile over a count of\n"
+       " * columns known at run time (LoopPlan::tile_width). */\n"
+       "typedef float f32x16 __attribute__((vector_size(64), aligned(4), may_alias));\n"},
+      {"load_f32x16",
+       "/* 16 lanes from p, of which n (at most 16) are a row: the elements from p where `left`\n"
+       " * remain in the tensor, else the row's and zeros. A macro: a function returning the\n"
+       " * vector would pass it in memory where the target has no 64-byte registers. */\n"
+       "#define load_f32x16(p, left, n)                                              \\\n"
+       "  ({                                                                         \\\n"
+       "    const float *p_ = (p);                                                   \\\n"
+       "    const int64_t left_ = (left), n_ = (n);                                  \\\n"
+       "    f32x16 v_;                                                               \\\n"
+       "    if (left_ >= 16) {                                                       \\\n"
+       "      __builtin_memcpy(&v_, p_, sizeof v_);                                  \\\n"
+       "    } else {                                                                 \\\n"
+       "      float e_[16] = {0};                                                    \\\n"
+       "      for (int64_t i_ = 0; i_ < n_; ++i_) e_[i_] = p_[i_];                   \\\n"
+       "      __builtin_memcpy(&v_, e_, sizeof v_);                                  \\\n"
+       "    }                                                                        \\\n"
+       "    v_;                                                                      \\\n"
+       "  })\n"},
       {"reduce_maxf", "/* A reduction step replaces the value only on a strict improvement. */\n" +
                           in +
                           "float reduce_maxf(float acc, float v) { return v > acc ? v : acc; }\n"},

@@ -152,6 +152,10 @@ class KernelWriter {
   int rows_declared_ = 0;
   // In a loop run in lanes by hand: the lane's name; the carried scalars live in arrays.
   std::string lane_;
+  // In a tile in rows of lanes (LoopPlan::tile_width): the current row's vector, and while its
+  // statement prints, the innermost loop's variable, along which loads read rows, and its count.
+  std::string lanes_, lanes_count_;
+  int lanes_var_ = -1;
 
   const Program& p_;
   const Dialect& d_;

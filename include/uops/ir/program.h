@@ -155,6 +155,14 @@ struct LoopPlan {
   // 12 x 32 tiles, 2.4x). A pool's tile runs faster vectorized (measured 1.7x slower avgpool2d,
   // 3x maxpool2d, unrolled): so the pass that makes the tile decides.
   bool unroll = false;
+  // tile_registers, on the innermost loop of a register tile (over the columns a contraction's
+  // tiles of 16 leave: reduction_tiling.h): the loop runs fewer than `tile_width` iterations, a
+  // count known at run time, and its statements are lane_wise (ir/analysis.h). The tile holds
+  // rows of tile_width lanes, and the printer computes each row as one vector (GCC's vector
+  // extensions: a plain array whose rows run a count known at run time GCC kept in memory); it
+  // loads and stores only the loop's iterations, and the lanes past them compute what they read
+  // past the row (within its tensor; zero at its end), which nothing stores.
+  int tile_width = 0;
   // empty_range_tests: in front of this loop, the ranges of the block's loops `empty_tests`
   // (this one or loops inside it) are tested: one empty, the block skips this loop. On the
   // outer loop the test is the block's, in front of its team (an OpenMP region entered for

@@ -4,7 +4,8 @@
 // rather than entering a team and running the loops between to find it out: in front of loop a,
 // a test of the ranges of loops m1, m2, ... (ir::LoopPlan::empty_tests).
 //
-// The m are the loops from a inward, none inside a register tile (whose store that would skip),
+// The m are the loops from a inward, none inside a register tile (whose store that would skip)
+// but a tile's columns in rows of lanes (LoopPlan::tile_width: none to store where they are none),
 // whose bounds use no loop variables and cannot raise, but for those plainly not empty
 // (constant, or [0, n) over a tensor's axis: empty only for an empty tensor); a is the outermost
 // loop from which no loop bound down to the deepest m can raise, so skipping them skips nothing
