@@ -17,13 +17,6 @@ namespace {
 using codegen::KernelWriter;
 using codegen::pad;
 
-// The number of elements of tensor t, printed.
-std::string elements(KernelWriter& w, int t) {
-  Index n = idx::constant(1);
-  for (auto& d : w.program().tensors[size_t(t)].shape) n = idx::mul(n, d);
-  return w.index(n);
-}
-
 // A team_if plan's condition: its work reaches the threshold.
 std::string enough_work(const LoopPlan& plan, KernelWriter& w) {
   return w.index(plan.work) + " >= " + std::to_string(kParallelThreshold);
@@ -36,7 +29,7 @@ std::string team_clauses(const LoopPlan& plan, KernelWriter& w) {
   if (plan.work) clauses += " if(" + enough_work(plan, w) + ")";
   if (plan.reports_errors) clauses += " reduction(|:err)";
   for (int t : plan.thread_copies)
-    clauses += " reduction(+:" + w.names().tensors[size_t(t)] + "[0:" + elements(w, t) + "])";
+    clauses += " reduction(+:" + w.names().tensors[size_t(t)] + "[0:" + w.elements(t) + "])";
   return clauses;
 }
 
@@ -95,8 +88,8 @@ std::string copies_guard(const Block& b, KernelWriter& w) {
   if (outer.work) guard += enough_work(outer, w) + " && ";
   // An OpenMP array reduction of no elements crashes (GCC 12): each copy holds one at least.
   for (int t : outer.thread_copies) {
-    guard += elements(w, t) + " > 0 && ";
-    size += (size.empty() ? "" : " + ") + elements(w, t);
+    guard += w.elements(t) + " > 0 && ";
+    size += (size.empty() ? "" : " + ") + w.elements(t);
   }
   guard += size + " <= " + std::to_string(kThreadCopyLimit);
   // Where the block's own parallel loop would run a team, it does.

@@ -202,6 +202,12 @@ std::string KernelWriter::literal(double v) const {
   return "(float)" + s;
 }
 
+std::string KernelWriter::elements(int t) {
+  Index n = idx::constant(1);
+  for (auto& d : p_.tensors[size_t(t)].shape) n = idx::mul(n, d);
+  return index(n);
+}
+
 std::string KernelWriter::load(const ValueNode& n) {
   DType t = p_.tensors[n.tensor].dtype;
   std::string cast =
@@ -216,11 +222,9 @@ std::string KernelWriter::load(const ValueNode& n) {
   if (lanes_var_ >= 0 && reads_row(n.index, lanes_var_, &start)) {
     std::vector<Index> at = n.index;
     at.back() = start;
-    std::string numel;
-    for (auto& e : p_.tensors[n.tensor].shape) numel += (numel.empty() ? "" : " * ") + index(e);
     std::string first = offset(n.tensor, at);
     return helper("load_f32x16") + "(&" + names_.tensors[n.tensor] + "[" + first + "], " +
-           (numel.empty() ? "1" : numel) + " - (" + first + "), " + lanes_count_ + ")";
+           elements(n.tensor) + " - (" + first + "), " + lanes_count_ + ")";
   }
   std::string at = names_.tensors[n.tensor] + "[" + offset(n.tensor, n.index) + "]";
   std::string cond = n.checked && !unchecked_ ? in_range(n.tensor, n.index) : "1";

@@ -57,6 +57,8 @@ class KernelWriter {
   // once (C's reassociating mode: rounding differs in the last bit).
   bool reciprocal_division = false;
   std::string index(const Index& e);
+  // The number of elements of tensor t, printed.
+  std::string elements(int t);
   std::string value(const Value& v);
   // "  const int64_t k = 2;\n" for a parameter fix_params fixed (uops/ir/fixed_params.h; binding
   // has checked the value given), which the kernel then does not take; "" for any other.
