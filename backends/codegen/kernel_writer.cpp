@@ -929,9 +929,17 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
        " * columns known at run time (LoopPlan::tile_width). */\n"
        "typedef float f32x16 __attribute__((vector_size(64), aligned(4), may_alias));\n"},
       {"load_f32x16",
-       "/* 16 lanes from p, of which n (at most 16) are a row: the elements from p where `left`\n"
-       " * remain in the tensor, else the row's and zeros. A macro: a function returning the\n"
-       " * vector would pass it in memory where the target has no 64-byte registers. */\n"
+       "/* 16 lanes from p, of which n (at most 16) are a row. With AVX-512, a masked load of the\n"
+       " * row's n elements, zeros in the other lanes (masked-off lanes never fault). Elsewhere\n"
+       " * the elements from p where `left` remain in the tensor (past the row: lanes nothing\n"
+       " * stores), else the row's and zeros. A macro: a function returning the vector would\n"
+       " * pass it in memory where the target has no 64-byte registers. */\n"
+       "#if defined(__AVX512F__)\n"
+       "#include <immintrin.h>\n"
+       "#define load_f32x16(p, left, n)                                              \\\n"
+       "  ((void)(left), (f32x16)_mm512_maskz_loadu_ps(                              \\\n"
+       "                    (__mmask16)((n) >= 16 ? 0xFFFFu : (1u << (n)) - 1u), (p)))\n"
+       "#else\n"
        "#define load_f32x16(p, left, n)                                              \\\n"
        "  ({                                                                         \\\n"
        "    const float *p_ = (p);                                                   \\\n"
@@ -945,7 +953,8 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
        "      __builtin_memcpy(&v_, e_, sizeof v_);                                  \\\n"
        "    }                                                                        \\\n"
        "    v_;                                                                      \\\n"
-       "  })\n"},
+       "  })\n"
+       "#endif\n"},
       {"reduce_maxf", "/* A reduction step replaces the value only on a strict improvement. */\n" +
                           in +
                           "float reduce_maxf(float acc, float v) { return v > acc ? v : acc; }\n"},
