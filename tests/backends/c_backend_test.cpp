@@ -437,19 +437,24 @@ TEST(CBackend, LargeWriteOnceTilesStreamTheirStores) {
   EXPECT_FALSE(streamed("avgpool2d"));
   EXPECT_FALSE(streamed("matmul"));
 
-  Program p = optimize(forward_program(find_op("depthwise_conv2d"), DType::f64));
-  EXPECT_NE(emit_c(p).find("stream_row("), std::string::npos);
-  ParamMap params = {{"stride", 1}, {"pad", 1}};
-  TensorMap in = testing::random_inputs(p, {{"x", {1, 32, 64, 520}}, {"w", {3, 3, 520}}}, 7);
-  TensorMap want = interpret(p, in, params);
-  ASSERT_GE(want.at("y").bytes.size(), size_t(kStreamBytes));
-  for (int threads : {1, 2}) {
-    CCompileOptions exact;
-    exact.reassociate = false;
-    exact.threads = threads;
-    TensorMap got = testing::nan_like(want);
-    compile_c(p, exact)->run_into(in, got, params);
-    EXPECT_TRUE(testing::same_outputs(want, got)) << threads;
+  // f32 rows and f64 rows (stream_rowf, stream_row: each as wide as the target's vectors).
+  for (DType dtype : {DType::f64, DType::f32}) {
+    Program p = optimize(forward_program(find_op("depthwise_conv2d"), dtype));
+    EXPECT_NE(emit_c(p).find(dtype == DType::f32 ? "stream_rowf(" : "stream_row("),
+              std::string::npos);
+    ParamMap params = {{"stride", 1}, {"pad", 1}};
+    int64_t rows = dtype == DType::f32 ? 64 : 32;
+    TensorMap in = testing::random_inputs(p, {{"x", {1, rows, 64, 520}}, {"w", {3, 3, 520}}}, 7);
+    TensorMap want = interpret(p, in, params);
+    ASSERT_GE(want.at("y").bytes.size(), size_t(kStreamBytes));
+    for (int threads : {1, 2}) {
+      CCompileOptions exact;
+      exact.reassociate = false;
+      exact.threads = threads;
+      TensorMap got = testing::nan_like(want);
+      compile_c(p, exact)->run_into(in, got, params);
+      EXPECT_TRUE(testing::same_outputs(want, got)) << dtype_name(dtype) << " " << threads;
+    }
   }
 }
 
