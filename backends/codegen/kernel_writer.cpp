@@ -216,15 +216,17 @@ std::string KernelWriter::load(const ValueNode& n) {
   if (row != row_of_.end()) return cast + row->second;
   // The tile's store map (LoopPlan::tile_store) reads the tile.
   if (n.tensor == tile_.first && same_index(n.index, tile_index_)) return cast + tile_.second;
-  // In a tile's rows of lanes (LoopPlan::tile_width), a row along them (ir::reads_row) from its
-  // start: 16 lanes where the tensor holds them, else its `lanes_count_` elements and zeros.
+  // In a tile's rows of lanes (LoopPlan::tile_width), a row along them (ir::reads_row): the
+  // vector of lanes at `tile_part` from its start, of which the row holds `lanes_count_` less
+  // the lanes before (uops_load_lanes).
   Index start;
   if (lanes_var_ >= 0 && reads_row(n.index, lanes_var_, &start)) {
     std::vector<Index> at = n.index;
     at.back() = start;
-    std::string first = offset(n.tensor, at);
-    return helper("load_f32x16") + "(&" + names_.tensors[n.tensor] + "[" + first + "], " +
-           elements(n.tensor) + " - (" + first + "), " + lanes_count_ + ")";
+    const std::string first = offset(n.tensor, at), before = "tile_part * UOPS_F32_LANES";
+    return helper("uops_load_lanes") + "(&" + names_.tensors[n.tensor] + "[" + first + "] + " +
+           before + ", " + elements(n.tensor) + " - (" + first + ") - " + before + ", " +
+           lanes_count_ + " - " + before + ")";
   }
   std::string at = names_.tensors[n.tensor] + "[" + offset(n.tensor, n.index) + "]";
   std::string cond = n.checked && !unchecked_ ? in_range(n.tensor, n.index) : "1";
@@ -556,7 +558,11 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   if (!lanes_.empty() && k + 1 == b.loops.size()) {
     lanes_var_ = l.var;
     lanes_count_ = index(l.end);
-    for (auto& s : l.stmts) out += pad(indent) + lanes_ + " += " + value(s.value) + ";\n";
+    // One statement per vector of the row: GCC unrolls the constant loop.
+    for (auto& s : l.stmts)
+      out += pad(indent) + "for (int64_t tile_part = 0; tile_part < " +
+             std::to_string(l.plan.tile_width) + " / UOPS_F32_LANES; ++tile_part) " + lanes_ +
+             "[tile_part] += " + value(s.value) + ";\n";
     lanes_var_ = -1;
     return;
   }
@@ -591,9 +597,9 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     if (width) out += pad(indent + 1) + "__builtin_memset(" + name + ", 0, sizeof " + name + ");\n";
     out += pad(indent + 1) + copy + at + " = " + start + ";\n";
     if (width) {
-      out += pad(indent + 1) + helper("f32x16") + " " + name + "_lanes" + rows + ";\n" +
-             pad(indent + 1) + "__builtin_memcpy(" + name + "_lanes, " + name + ", sizeof " + name +
-             ");\n";
+      out += pad(indent + 1) + helper("uops_f32_lanes") + " " + name + "_lanes" + rows + "[" +
+             std::to_string(width) + " / UOPS_F32_LANES];\n" + pad(indent + 1) +
+             "__builtin_memcpy(" + name + "_lanes, " + name + ", sizeof " + name + ");\n";
       lanes_ = row;
     }
     tile_ = {s.tensor, at};
@@ -932,35 +938,51 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
            "  for (; a < na; ++a)\n"
            "    for (int64_t b = 0; b < nb; ++b) dst[a * ds + b] = src[b * ss + a];\n"
            "}\n"},
-      {"f32x16",
-       "/* 16 f32 lanes (GCC's vector extensions): the rows of a register tile over a count of\n"
-       " * columns known at run time (LoopPlan::tile_width). */\n"
-       "typedef float f32x16 __attribute__((vector_size(64), aligned(4), may_alias));\n"},
-      {"load_f32x16",
-       "/* 16 lanes from p, of which n (at most 16) are a row. With AVX-512, a masked load of the\n"
-       " * row's n elements, zeros in the other lanes (masked-off lanes never fault). Elsewhere\n"
-       " * the elements from p where `left` remain in the tensor (past the row: lanes nothing\n"
-       " * stores), else the row's and zeros. A macro: a function returning the vector would\n"
-       " * pass it in memory where the target has no 64-byte registers. */\n"
+      {"uops_f32_lanes",
+       "/* The rows of a register tile over a count of columns known at run time\n"
+       " * (LoopPlan::tile_width), in vectors of GCC's vector extensions as wide as the target's\n"
+       " * own, UOPS_F32_LANES f32 each: a wider one GCC keeps in memory. */\n"
+       "#if defined(__AVX512F__)\n#define UOPS_F32_LANES 16\n"
+       "#elif defined(__AVX__)\n#define UOPS_F32_LANES 8\n"
+       "#else\n#define UOPS_F32_LANES 4\n#endif\n"
+       "typedef float uops_f32_lanes\n"
+       "    __attribute__((vector_size(UOPS_F32_LANES * 4), aligned(4), may_alias));\n"},
+      {"uops_load_lanes",
+       "/* A vector of lanes from p, of which n (none, or more than the lanes, may be) belong to\n"
+       " * a row, zeros in the others: masked loads where the target has them (AVX-512, AVX;\n"
+       " * masked-off lanes never fault). Elsewhere the lanes from p where `left` remain in the\n"
+       " * tensor (past the row: lanes nothing stores), else the row's and zeros. A macro: a\n"
+       " * function returning the vector would pass it in memory where the target's registers\n"
+       " * are narrower. */\n"
        "#if defined(__AVX512F__)\n"
        "#include <immintrin.h>\n"
-       "#define load_f32x16(p, left, n)                                              \\\n"
-       "  ((void)(left), (f32x16)_mm512_maskz_loadu_ps(                              \\\n"
-       "                    (__mmask16)((n) >= 16 ? 0xFFFFu : (1u << (n)) - 1u), (p)))\n"
+       "#define uops_load_lanes(p, left, n)                                                  \\\n"
+       "  ((void)(left),                                                                     \\\n"
+       "   (uops_f32_lanes)_mm512_maskz_loadu_ps(                                             \\\n"
+       "       (__mmask16)((n) >= 16 ? 0xFFFFu : (n) <= 0 ? 0u : (1u << (n)) - 1u), (p)))\n"
+       "#elif defined(__AVX__)\n"
+       "#include <immintrin.h>\n"
+       "#define uops_load_lanes(p, left, n)                                                  \\\n"
+       "  ((void)(left),                                                                     \\\n"
+       "   (uops_f32_lanes)_mm256_maskload_ps(                                                \\\n"
+       "       (p), _mm256_castps_si256(_mm256_cmp_ps(                                        \\\n"
+       "                _mm256_set1_ps((float)(n)),                                          \\\n"
+       "                _mm256_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f),      \\\n"
+       "                _CMP_GT_OQ))))\n"
        "#else\n"
-       "#define load_f32x16(p, left, n)                                              \\\n"
-       "  ({                                                                         \\\n"
-       "    const float *p_ = (p);                                                   \\\n"
-       "    const int64_t left_ = (left), n_ = (n);                                  \\\n"
-       "    f32x16 v_;                                                               \\\n"
-       "    if (left_ >= 16) {                                                       \\\n"
-       "      __builtin_memcpy(&v_, p_, sizeof v_);                                  \\\n"
-       "    } else {                                                                 \\\n"
-       "      float e_[16] = {0};                                                    \\\n"
-       "      for (int64_t i_ = 0; i_ < n_; ++i_) e_[i_] = p_[i_];                   \\\n"
-       "      __builtin_memcpy(&v_, e_, sizeof v_);                                  \\\n"
-       "    }                                                                        \\\n"
-       "    v_;                                                                      \\\n"
+       "#define uops_load_lanes(p, left, n)                                                  \\\n"
+       "  ({                                                                                 \\\n"
+       "    const float *p_ = (p);                                                           \\\n"
+       "    const int64_t left_ = (left), n_ = (n);                                          \\\n"
+       "    uops_f32_lanes v_;                                                               \\\n"
+       "    if (left_ >= UOPS_F32_LANES) {                                                   \\\n"
+       "      __builtin_memcpy(&v_, p_, sizeof v_);                                          \\\n"
+       "    } else {                                                                         \\\n"
+       "      float e_[UOPS_F32_LANES] = {0};                                                \\\n"
+       "      for (int64_t i_ = 0; i_ < n_ && i_ < UOPS_F32_LANES; ++i_) e_[i_] = p_[i_];    \\\n"
+       "      __builtin_memcpy(&v_, e_, sizeof v_);                                          \\\n"
+       "    }                                                                                \\\n"
+       "    v_;                                                                              \\\n"
        "  })\n"
        "#endif\n"},
       {"reduce_maxf", "/* A reduction step replaces the value only on a strict improvement. */\n" +

@@ -146,7 +146,10 @@ std::string sanitize(const std::string& name) {
 }
 
 std::string unique(std::string base, std::set<std::string>& taken) {
-  if (reserved().count(base) || looks_generated(base) || base.rfind("uops", 0) == 0) base += "_";
+  // uops_* and UOPS_* name the generated code's own helpers, types and macros.
+  if (reserved().count(base) || looks_generated(base) || base.rfind("uops", 0) == 0 ||
+      base.rfind("UOPS", 0) == 0)
+    base += "_";
   std::string s = base;
   for (int k = 2; taken.count(s); ++k) s = base + "_" + std::to_string(k);
   taken.insert(s);

@@ -539,6 +539,25 @@ TEST(CBackend, TensorsNamedLikeGeneratedCodeKeepTheirOwnStorage) {
   }
 }
 
+// The helpers, types and macros the printer defines are named uops_* or UOPS_* (and the
+// vectors of a tile's rows of lanes tile_*): matmul's tensors named after them, with columns
+// left over that run in rows of lanes, are renamed and compute as the interpreter does.
+TEST(CBackend, TensorsNamedLikeTheHelpersAreRenamed) {
+  for (auto names : std::vector<std::array<const char*, 3>>{
+           {"UOPS_F32_LANES", "uops_f32_lanes", "tile_part"},
+           {"UOPS_SIMD", "uops_load_lanes", "UOPS_VECTOR_MATH"}}) {
+    Program p = optimize(forward_program(find_op("matmul"), DType::f32));
+    for (size_t t = 0; t < p.tensors.size(); ++t) p.tensors[t].name = names[t];
+    std::string src = emit_c(p);
+    EXPECT_NE(src.find("uops_load_lanes("), std::string::npos);
+    TensorMap in = testing::random_inputs(p, {{names[0], {13, 40}}, {names[1], {40, 10}}}, 3);
+    CCompileOptions exact;
+    exact.reassociate = false;
+    EXPECT_TRUE(testing::same_outputs(interpret(p, in, {}), compile_c(p, exact)->run(in, {})))
+        << names[0];
+  }
+}
+
 // linear keeps its dot products (its weights are reused only across the batch): 4 x 4 of them
 // share each pass over the input features, 16 SIMD accumulators, and the tiles run in parallel.
 // Sizes leave rows and columns over; bit for bit without reassociation.
@@ -734,21 +753,32 @@ TEST(CBackend, ColumnsLeftOverRunInRowsOfLanes) {
       lanes += tiled && b.loops.back().plan.tile_width == 16;
     }
     EXPECT_GE(lanes, 1) << c.op << "\n" << print(planned);
-    EXPECT_NE(emit_c(p).find("load_f32x16("), std::string::npos) << c.op;
-    CCompileOptions exact, one;
-    exact.reassociate = false;
-    exact.threads = 2;
-    one.threads = 1;
-    auto bitwise = compile_c(p, exact), fast = compile_c(p, one);
-    uint64_t seed = 11;
-    for (auto& shapes : c.shapes) {
-      TensorMap in = testing::random_inputs(p, shapes, seed++);
-      TensorMap want = interpret(p, in, c.params);
-      TensorMap got = testing::nan_like(want), quick = testing::nan_like(want);
-      bitwise->run_into(in, got, c.params);
-      fast->run_into(in, quick, c.params);
-      EXPECT_TRUE(testing::same_outputs(want, got)) << c.op;
-      EXPECT_TRUE(testing::same_outputs(want, quick, 1e-4)) << c.op;
+    EXPECT_NE(emit_c(p).find("uops_load_lanes("), std::string::npos) << c.op;
+    // The rows' vectors are as wide as the target's: 16 lanes with AVX-512, 8 with AVX, 4
+    // elsewhere, each width with its own load. The x86 targets below run on any x86-64 host.
+    std::vector<std::string> targets = {"native"};
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      targets.push_back("x86-64-v3");
+    targets.push_back("x86-64");
+#endif
+    for (const std::string& target : targets) {
+      CCompileOptions exact, one;
+      exact.reassociate = false;
+      exact.threads = 2;
+      exact.target = one.target = target;
+      one.threads = 1;
+      auto bitwise = compile_c(p, exact), fast = compile_c(p, one);
+      uint64_t seed = 11;
+      for (auto& shapes : c.shapes) {
+        TensorMap in = testing::random_inputs(p, shapes, seed++);
+        TensorMap want = interpret(p, in, c.params);
+        TensorMap got = testing::nan_like(want), quick = testing::nan_like(want);
+        bitwise->run_into(in, got, c.params);
+        fast->run_into(in, quick, c.params);
+        EXPECT_TRUE(testing::same_outputs(want, got)) << c.op << " " << target;
+        EXPECT_TRUE(testing::same_outputs(want, quick, 1e-4)) << c.op << " " << target;
+      }
     }
   }
 }
