@@ -85,7 +85,7 @@ TEST(COps, EveryProgramCompilesWithoutWarnings) {
     }
     ++compilers;
     // The backend's own flags add the host's ISA and vector math (c_compiler.cpp): helpers
-    // such as load_f32x16 print another body where the ISA has AVX-512.
+    // such as uops_load_lanes print another body where the ISA has AVX or AVX-512.
     for (std::string omp : {"-fno-openmp", "-fopenmp", "-fopenmp-simd -DUOPS_OPENMP_SIMD",
                             "-fopenmp -march=native -DUOPS_VECTOR_MATH",
                             "-fopenmp-simd -DUOPS_OPENMP_SIMD -march=native -DUOPS_VECTOR_MATH"})

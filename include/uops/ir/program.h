@@ -158,10 +158,11 @@ struct LoopPlan {
   // tile_registers, on the innermost loop of a register tile (over the columns a contraction's
   // tiles of 16 leave: reduction_tiling.h): the loop runs fewer than `tile_width` iterations, a
   // count known at run time, and its statements are lane_wise (ir/analysis.h). The tile holds
-  // rows of tile_width lanes, and the printer computes each row as one vector (GCC's vector
-  // extensions: a plain array whose rows run a count known at run time GCC kept in memory); it
-  // loads and stores only the loop's iterations, and the lanes past them compute what they read
-  // past the row (within its tensor; zero at its end), which nothing stores.
+  // rows of tile_width lanes, and the printer computes each row in vectors as wide as the
+  // target's (GCC's vector extensions: a plain array whose rows run a count known at run time GCC
+  // kept in memory, and so a vector wider than the target's registers); it loads and stores only
+  // the loop's iterations, and the lanes past them compute zeros or what they read past the row
+  // (within its tensor), which nothing stores.
   int tile_width = 0;
   // empty_range_tests: in front of this loop, the ranges of the block's loops `empty_tests`
   // (this one or loops inside it) are tested: one empty, the block skips this loop. On the
