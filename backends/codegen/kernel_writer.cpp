@@ -797,8 +797,10 @@ std::string atomic_definition(const AtomicHelper& a, const Dialect& d) {
 
 }  // namespace
 
-std::string helper_definitions(const std::set<std::string>& helpers_,
-                               const std::set<AtomicHelper>& atomics, const Dialect& d) {
+namespace {
+
+// Each helper's name and definition, in dependency order.
+std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) {
   const std::string in = d.inline_function;
   const std::string plain = d.function;
   // Rows stored around the cache (LoopPlan::tile_stream): streaming stores as wide as the
@@ -995,11 +997,28 @@ std::string helper_definitions(const std::set<std::string>& helpers_,
       {"reduce_min",
        in + "double reduce_min(double acc, double v) { return v < acc ? v : acc; }\n"},
   };
+  return defs;
+}
+
+}  // namespace
+
+std::string helper_definitions(const std::set<std::string>& helpers_,
+                               const std::set<AtomicHelper>& atomics, const Dialect& d) {
   std::string out;
-  for (auto& [name, text] : defs)
+  for (auto& [name, text] : helper_table(d))
     if (helpers_.count(name)) out += text;
   for (auto& a : atomics) out += atomic_definition(a, d);
   return out;
+}
+
+const std::set<std::string>& helper_names() {
+  static const std::set<std::string> names = [] {
+    const Dialect any{"", "", "", "", "", "", "", "", "", "", "", ""};
+    std::set<std::string> out;
+    for (auto& [name, text] : helper_table(any)) out.insert(name);
+    return out;
+  }();
+  return names;
 }
 
 }  // namespace uops::codegen

@@ -179,6 +179,9 @@ class KernelWriter {
 std::string helper_definitions(const std::set<std::string>& names,
                                const std::set<AtomicHelper>& atomics, const Dialect& d);
 
+// The names helper_definitions defines: a tensor never takes one (names.h).
+const std::set<std::string>& helper_names();
+
 // Indentation helper for the emitters.
 inline std::string pad(int indent) {
   return std::string(size_t(indent) * 2, ' ');

@@ -1,120 +1,32 @@
 #include "backends/codegen/names.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
+
+#include "backends/codegen/kernel_writer.h"
 
 namespace uops::codegen {
 
 namespace {
 
 // C and CUDA keywords, the names the generated code itself uses, and the library functions it
-// may call.
+// may call; its helpers' names are helper_names() (kernel_writer.h).
 const std::set<std::string>& reserved() {
-  static const std::set<std::string> names = {"auto",
-                                              "break",
-                                              "case",
-                                              "char",
-                                              "const",
-                                              "continue",
-                                              "default",
-                                              "do",
-                                              "double",
-                                              "else",
-                                              "enum",
-                                              "extern",
-                                              "float",
-                                              "for",
-                                              "goto",
-                                              "if",
-                                              "inline",
-                                              "int",
-                                              "long",
-                                              "register",
-                                              "restrict",
-                                              "return",
-                                              "short",
-                                              "signed",
-                                              "sizeof",
-                                              "static",
-                                              "struct",
-                                              "switch",
-                                              "typedef",
-                                              "union",
-                                              "unsigned",
-                                              "void",
-                                              "volatile",
-                                              "while",
-                                              "_Bool",
-                                              "_Complex",
-                                              "_Imaginary",
-                                              "bool",
-                                              "true",
-                                              "false",
-                                              "class",
-                                              "template",
-                                              "new",
-                                              "delete",
-                                              "this",
-                                              "namespace",
-                                              "tensors",
-                                              "sizes",
-                                              "params",
-                                              "threads",
-                                              "err",
-                                              "total",
-                                              "g",
-                                              "r",
-                                              "s",
-                                              "tid",
-                                              "red",
-                                              "int64_t",
-                                              "int32_t",
-                                              "uint64_t",
-                                              "INFINITY",
-                                              "NAN",
-                                              "in_range",
-                                              "to_i32",
-                                              "floordiv",
-                                              "floormod",
-                                              "floordiv_pos",
-                                              "floormod_pos",
-                                              "min_i64",
-                                              "max_i64",
-                                              "stream_row",
-                                              "stream_rowf",
-                                              "stream_fence",
-                                              "max_value",
-                                              "min_value",
-                                              "reduce_max",
-                                              "reduce_min",
-                                              "exp",
-                                              "expf",
-                                              "vector_expf",
-                                              "transpose_copyf",
-                                              "log",
-                                              "logf",
-                                              "sqrt",
-                                              "sqrtf",
-                                              "tanh",
-                                              "tanhf",
-                                              "sin",
-                                              "sinf",
-                                              "cos",
-                                              "cosf",
-                                              "floor",
-                                              "floorf",
-                                              "fabs",
-                                              "fabsf",
-                                              "pow",
-                                              "powf",
-                                              "main",
-                                              "atomicAdd",
-                                              "atomicCAS",
-                                              "blockIdx",
-                                              "blockDim",
-                                              "threadIdx",
-                                              "gridDim",
-                                              "warpSize"};
+  static const std::set<std::string> names = {
+      "auto",     "break",      "case",     "char",      "const",     "continue",  "default",
+      "do",       "double",     "else",     "enum",      "extern",    "float",     "for",
+      "goto",     "if",         "inline",   "int",       "long",      "register",  "restrict",
+      "return",   "short",      "signed",   "sizeof",    "static",    "struct",    "switch",
+      "typedef",  "union",      "unsigned", "void",      "volatile",  "while",     "_Bool",
+      "_Complex", "_Imaginary", "bool",     "true",      "false",     "class",     "template",
+      "new",      "delete",     "this",     "namespace", "tensors",   "sizes",     "params",
+      "threads",  "err",        "total",    "g",         "r",         "s",         "tid",
+      "red",      "int64_t",    "int32_t",  "uint64_t",  "INFINITY",  "NAN",       "exp",
+      "expf",     "log",        "logf",     "sqrt",      "sqrtf",     "tanh",      "tanhf",
+      "sin",      "sinf",       "cos",      "cosf",      "floor",     "floorf",    "fabs",
+      "fabsf",    "pow",        "powf",     "main",      "atomicAdd", "atomicCAS", "blockIdx",
+      "blockDim", "threadIdx",  "gridDim",  "warpSize"};
   return names;
 }
 
@@ -142,13 +54,21 @@ std::string sanitize(const std::string& name) {
   std::string s;
   for (char ch : name) s += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "t_" + s;
+  // C reserves names that start with an underscore (_OPENMP, __SSE2__, _CMP_GT_OQ).
+  if (s[0] == '_') s = "t" + s;
   return s;
 }
 
 std::string unique(std::string base, std::set<std::string>& taken) {
-  // uops_* and UOPS_* name the generated code's own helpers, types and macros.
-  if (reserved().count(base) || looks_generated(base) || base.rfind("uops", 0) == 0 ||
-      base.rfind("UOPS", 0) == 0)
+  // uops_* and UOPS_* name the generated code's own helpers, types and macros, and a name in
+  // capitals alone may be a macro of the headers it includes (INT64_MAX, HUGE_VALF, NAN).
+  auto is = [&](int (*f)(int)) {
+    return [f](char ch) { return f(static_cast<unsigned char>(ch)) != 0; };
+  };
+  bool capitals = std::none_of(base.begin(), base.end(), is(std::islower)) &&
+                  std::any_of(base.begin(), base.end(), is(std::isupper));
+  if (reserved().count(base) || helper_names().count(base) || looks_generated(base) ||
+      base.rfind("uops", 0) == 0 || base.rfind("UOPS", 0) == 0 || capitals)
     base += "_";
   std::string s = base;
   for (int k = 2; taken.count(s); ++k) s = base + "_" + std::to_string(k);

@@ -13,6 +13,8 @@
 #include <set>
 
 #include "backends/c/c_compiler.h"
+#include "backends/codegen/kernel_writer.h"
+#include "backends/codegen/names.h"
 #include "support/compare.h"
 #include "support/example_graphs.h"
 #include "support/programs.h"
@@ -547,6 +549,56 @@ TEST(CBackend, TensorsNamedLikeGeneratedCodeKeepTheirOwnStorage) {
           << name;
     }
   }
+}
+
+// A tensor never takes a name the kernel needs for something else: a helper it may call (every
+// name helper_definitions defines), a macro of the headers it includes (names in capitals alone),
+// a name C reserves (a leading underscore). make_names renames each; ops whose kernels call the
+// helper or include the header, with a tensor named so, compile and compute as the interpreter.
+TEST(CBackend, TensorsNamedLikeWhatTheKernelUsesAreRenamed) {
+  std::vector<std::string> names(codegen::helper_names().begin(), codegen::helper_names().end());
+  for (const char* n : {"INT64_MAX", "INT32_MIN", "HUGE_VALF", "NAN", "FLT_MAX", "_OPENMP",
+                        "__SSE2__", "_CMP_GT_OQ", "__builtin_memcpy", "_mm_stream_ps"})
+    names.push_back(n);
+  Program p = forward_program(find_op("matmul"), DType::f32);
+  for (const std::string& n : names) {
+    p.tensors[0].name = n;
+    std::string got = codegen::make_names(p).tensors[0];
+    EXPECT_NE(got, n);
+    EXPECT_EQ(codegen::helper_names().count(got), 0u) << n;
+    EXPECT_NE(got[0], '_') << n;
+  }
+  struct Case {
+    const char* op;
+    const char* name;
+  };
+  std::vector<Program> programs;
+  std::vector<TensorMap> inputs;
+  std::vector<ParamMap> params;
+  for (Case c : std::vector<Case>{{"softmax", "reduce_maxf"},
+                                  {"log_softmax", "vector_expf"},
+                                  {"maxpool2d", "_OPENMP"},
+                                  {"depthwise_conv2d", "stream_rowf"},
+                                  {"matmul", "uops_load_lanes"},
+                                  {"matmul", "INT64_MAX"},
+                                  {"gelu", "HUGE_VALF"},
+                                  {"argmax", "choosef"},
+                                  {"conv2d", "__builtin_memcpy"}}) {
+    const OpDef& op = find_op(c.op);
+    Program q = optimize(forward_program(op, DType::f32));
+    auto shapes = op.example_shapes;
+    shapes[c.name] = shapes.at(q.tensors[0].name);
+    shapes.erase(q.tensors[0].name);
+    q.tensors[0].name = c.name;
+    inputs.push_back(testing::random_inputs(q, shapes, 5));
+    params.push_back(op.example_params);
+    programs.push_back(std::move(q));
+  }
+  auto exes = compile_c_batch(programs);
+  for (size_t i = 0; i < programs.size(); ++i)
+    EXPECT_TRUE(testing::same_outputs(interpret(programs[i], inputs[i], params[i]),
+                                      exes[i]->run(inputs[i], params[i]), 1e-4))
+        << programs[i].tensors[0].name;
 }
 
 // The helpers, types and macros the printer defines are named uops_* or UOPS_* (and the
