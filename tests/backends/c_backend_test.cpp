@@ -37,6 +37,18 @@ using namespace ir;
 
 namespace {
 
+// The host, and on an x86-64 host the narrower targets it also runs: the helpers whose body
+// depends on the vector width (uops_load_lanes, stream_rowf) run each form.
+std::vector<std::string> vector_width_targets() {
+  std::vector<std::string> targets = {"native"};
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    targets.push_back("x86-64-v3");
+  targets.push_back("x86-64");
+#endif
+  return targets;
+}
+
 Graph matmul_graph() {
   Graph g;
   Node a = g.input("a", 2, DType::f32), b = g.input("b", 2, DType::f32);
@@ -450,13 +462,7 @@ TEST(CBackend, LargeWriteOnceTilesStreamTheirStores) {
     TensorMap want = interpret(p, in, params);
     ASSERT_GE(want.at("y").bytes.size(), size_t(kStreamBytes));
     // The stores are as wide as the target's vectors: each width on an x86-64 host.
-    std::vector<std::string> targets = {"native"};
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      targets.push_back("x86-64-v3");
-    targets.push_back("x86-64");
-#endif
-    for (const std::string& target : targets)
+    for (const std::string& target : vector_width_targets())
       for (int threads : {1, 2}) {
         CCompileOptions exact;
         exact.reassociate = false;
@@ -817,14 +823,8 @@ TEST(CBackend, ColumnsLeftOverRunInRowsOfLanes) {
     EXPECT_GE(lanes, 1) << c.op << "\n" << print(planned);
     EXPECT_NE(emit_c(p).find("uops_load_lanes("), std::string::npos) << c.op;
     // The rows' vectors are as wide as the target's: 16 lanes with AVX-512, 8 with AVX, 4
-    // elsewhere, each width with its own load. The x86 targets below run on any x86-64 host.
-    std::vector<std::string> targets = {"native"};
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      targets.push_back("x86-64-v3");
-    targets.push_back("x86-64");
-#endif
-    for (const std::string& target : targets) {
+    // elsewhere, each width with its own load.
+    for (const std::string& target : vector_width_targets()) {
       CCompileOptions exact, one;
       exact.reassociate = false;
       exact.threads = 2;
