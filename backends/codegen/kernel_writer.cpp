@@ -795,10 +795,6 @@ std::string atomic_definition(const AtomicHelper& a, const Dialect& d) {
          "  } while (old != assumed);\n}\n";
 }
 
-}  // namespace
-
-namespace {
-
 // Each helper's name and definition, in dependency order.
 std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) {
   const std::string in = d.inline_function;

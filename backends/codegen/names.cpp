@@ -62,11 +62,9 @@ std::string sanitize(const std::string& name) {
 std::string unique(std::string base, std::set<std::string>& taken) {
   // uops_* and UOPS_* name the generated code's own helpers, types and macros, and a name in
   // capitals alone may be a macro of the headers it includes (INT64_MAX, HUGE_VALF, NAN).
-  auto is = [&](int (*f)(int)) {
-    return [f](char ch) { return f(static_cast<unsigned char>(ch)) != 0; };
-  };
-  bool capitals = std::none_of(base.begin(), base.end(), is(std::islower)) &&
-                  std::any_of(base.begin(), base.end(), is(std::isupper));
+  bool capitals =
+      std::none_of(base.begin(), base.end(), [](unsigned char ch) { return std::islower(ch); }) &&
+      std::any_of(base.begin(), base.end(), [](unsigned char ch) { return std::isupper(ch); });
   if (reserved().count(base) || helper_names().count(base) || looks_generated(base) ||
       base.rfind("uops", 0) == 0 || base.rfind("UOPS", 0) == 0 || capitals)
     base += "_";
