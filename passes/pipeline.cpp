@@ -59,7 +59,9 @@ constexpr Pass kPasses[] = {
     {"tile_reductions",
      [](Program p, const CpuTarget&) { return tile_reductions(std::move(p), 256); }},
     {"tile_registers",
-     [](Program p, const CpuTarget&) { return tile_registers(std::move(p), 6, 6, 64, 64); }},
+     [](Program p, const CpuTarget& t) {
+       return tile_registers(std::move(p), 6, 6, 64, 64, t.vector_bytes);
+     }},
     {"tile_scatters",
      [](Program p, const CpuTarget& t) { return t.reassociate ? tile_scatters(std::move(p)) : p; }},
     {"tile_copies", [](Program p, const CpuTarget&) { return tile_copies(std::move(p), 16); }},

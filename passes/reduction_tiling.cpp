@@ -87,6 +87,9 @@ Program tile_reductions(Program p, int64_t tile) {
 namespace {
 
 constexpr int64_t kLeftoverCols = 16;
+// The vectors a tile in rows of lanes accumulates into on a target of 16 vector registers (AVX2,
+// SSE), leaving room for the row of b and the broadcast element of a.
+constexpr int64_t kNarrowAccumulators = 12;
 // The tiles of a block whose images run outside its window loops (window_outside): 8 rows of 32
 // columns. In tiles of 6 x 64 that order ran 1.4x slower than the window-outer one (GCC kept the
 // row of x in memory, loading it again for each of the 24 multiply-adds); in 8 x 32, 16
@@ -154,17 +157,23 @@ void split_window_order(Block t, size_t w, size_t f, std::vector<Block>& out) {
 // accumulated into memory at every k, a chain of loads and stores: matmul 512 x 512 by 10 at one
 // thread ran at 3.1 GFLOP/s (1.70 ms), in lanes at 33 (0.16 ms), as a C driver measured, with
 // the same bits. Appends the tile to `out`; false, and nothing appended, where it does not apply.
-bool lanes_over_columns(Program& p, Block b, size_t ii, size_t outer, int64_t rows,
-                        std::vector<Block>& out) {
-  const size_t n = b.loops.size();
-  const Loop j = b.loops.back();
+// Whether block b's last loop, j, can run in rows of lanes (LoopPlan::tile_width): one sum into
+// an f32 tensor, unchecked, lane_wise along j, with bounds free of loop variables and errors.
+bool in_lanes(const Program& p, const Block& b) {
+  const Loop& j = b.loops.back();
   if (j.stmts.size() != 1 || !j.carried.empty() || bounds_use_vars(j) || may_raise(j.start) ||
       may_raise(j.end))
     return false;
   const Stmt& s = j.stmts[0];
-  if (s.kind != StmtKind::accumulate || s.op != ReduceOp::sum || s.checked ||
-      p.tensors[size_t(s.tensor)].dtype != DType::f32 || !lane_wise(p, s.value, j.var))
-    return false;
+  return s.kind == StmtKind::accumulate && s.op == ReduceOp::sum && !s.checked &&
+         p.tensors[size_t(s.tensor)].dtype == DType::f32 && lane_wise(p, s.value, j.var);
+}
+
+bool lanes_over_columns(Program& p, Block b, size_t ii, size_t outer, int64_t rows,
+                        std::vector<Block>& out) {
+  const size_t n = b.loops.size();
+  const Loop j = b.loops.back();
+  if (!in_lanes(p, b)) return false;
   const int c = p.num_vars++;
   replace_var(b, j.var, idx::add(j.start, idx::var(c)));
   Loop rest;
@@ -194,7 +203,7 @@ bool lanes_over_columns(Program& p, Block b, size_t ii, size_t outer, int64_t ro
 // code to compile: conv2d's weight gradient compiled in 0.37 s with tiles of 8 alone, 0.84 with
 // 12 and 4, 1.25 with 12, 8 and 4.
 void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t cols,
-                int64_t row_cols, std::vector<Block>& out) {
+                int64_t row_cols, int vector_bytes, std::vector<Block>& out) {
   size_t n = b.loops.size();
   // i, k..., j: j the last loop, i the first exclusive one before it, k... the loops between.
   size_t ii = n;  // the position of i, n when the block does not qualify
@@ -228,6 +237,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
       shared |= !uses_i;
     });
   if (!shared) return tile_columns(p, std::move(b), ii + 1, row_cols, false, out);
+  const bool first_rows = rows > 4;  // not the tiles of the rows a first tiling left over
   const bool raises = may_raise(i.start) || may_raise(i.end);
   if (raises) rows = raising_rows;
   // Where i indexes an operand without j (a contraction's rows), the tiles run outside the
@@ -245,6 +255,16 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     rows = kWindowRows;
     cols = kWindowCols;
   }
+  // Narrower vectors than AVX-512's come with 16 registers, not 32: a tile of 6 x 64 f32 needs 48
+  // of AVX2's and GCC kept it on the stack (matmul 512^3 at 55 GFLOP/s compiled for x86-64-v3),
+  // and a plain tile of 16 columns GCC vectorized across its rows, with shuffles (46). There the
+  // tile is 16 columns in rows of lanes, vectors of the target's width (LoopPlan::tile_width),
+  // kNarrowAccumulators vectors in all: 6 rows with AVX (74 GFLOP/s), 3 with SSE.
+  const bool lanes = vector_bytes < 64 && !window && in_lanes(p, b);
+  if (lanes) {
+    cols = kLeftoverCols;
+    rows = std::min(rows, kNarrowAccumulators * vector_bytes / 4 / kLeftoverCols);
+  }
   // The whole tiles of `width` columns of t (and of its whole row tiles): j', i', k..., r, c.
   // Gives the block, or none when there are none, and the columns and rows left over.
   auto tiles = [&](Block t, int64_t width, Loop* rest_j, Loop* rest_i) -> std::optional<Block> {
@@ -259,6 +279,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     // registers; left to its own heuristics it kept batched matmul's 12 x 32 tile on the stack
     // (2.4x slower).
     r.plan.unroll = true;
+    if (lanes) c.plan.tile_width = int(width);
     t.loops.push_back(std::move(r));
     t.loops.push_back(std::move(c));
     return t;
@@ -295,22 +316,24 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   rest_cols.loops[ii].end = rest_i.start;
   rest_cols.loops[n - 1].start = rest_j.start;
   if (!empty(rest_rows.loops[ii]) && !empty(rest_rows.loops[n - 1])) {
-    if (!raises && rows > 4)
-      tile_block(p, std::move(rest_rows), 4, raising_rows, cols, row_cols, out);
+    if (!raises && first_rows && rows > 2)
+      tile_block(p, std::move(rest_rows), std::min<int64_t>(rows - 1, 4), raising_rows, cols,
+                 row_cols, vector_bytes, out);
     else
       tile_columns(p, std::move(rest_rows), ii + 1, row_cols, false, out);
   }
   if (!empty(rest_cols.loops[ii]) && !empty(rest_cols.loops[n - 1]) &&
-      (checked || cols <= kLeftoverCols || !lanes_over_columns(p, rest_cols, ii, outer, rows, out)))
+      (checked || cols < kLeftoverCols || !lanes_over_columns(p, rest_cols, ii, outer, rows, out)))
     out.push_back(std::move(rest_cols));
 }
 
 }  // namespace
 
 Program tile_registers(Program p, int64_t rows, int64_t raising_rows, int64_t cols,
-                       int64_t row_cols) {
+                       int64_t row_cols, int vector_bytes) {
   std::vector<Block> blocks;
-  for (auto& b : p.blocks) tile_block(p, std::move(b), rows, raising_rows, cols, row_cols, blocks);
+  for (auto& b : p.blocks)
+    tile_block(p, std::move(b), rows, raising_rows, cols, row_cols, vector_bytes, blocks);
   p.blocks = std::move(blocks);
   return p;
 }

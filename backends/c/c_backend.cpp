@@ -132,7 +132,7 @@ std::unique_ptr<Executable> compile_c(Program p, const CCompileOptions& options)
   std::thread compiler([&] {
     try {
       packed = cgen::compile_and_load(
-          cgen::emit_c_unit({&variant->program}, {"uops_kernel_packed"}, options.reassociate),
+          cgen::emit_c_unit({&variant->program}, {"uops_kernel_packed"}, cgen::cpu_target(options)),
           options);
     } catch (...) {
       packed_error = std::current_exception();
@@ -140,8 +140,8 @@ std::unique_ptr<Executable> compile_c(Program p, const CCompileOptions& options)
   });
   void* handle = nullptr;
   try {
-    handle = cgen::compile_and_load(cgen::emit_c_unit({&p}, {"uops_kernel"}, options.reassociate),
-                                    options);
+    handle = cgen::compile_and_load(
+        cgen::emit_c_unit({&p}, {"uops_kernel"}, cgen::cpu_target(options)), options);
   } catch (...) {
     compiler.join();
     throw;
@@ -176,8 +176,8 @@ std::vector<std::unique_ptr<Executable>> compile_c_batch(std::vector<Program> pr
         entries.push_back("uops_kernel_" + std::to_string(i));
       }
       try {
-        handles[c] =
-            cgen::compile_and_load(cgen::emit_c_unit(ps, entries, options.reassociate), options);
+        handles[c] = cgen::compile_and_load(
+            cgen::emit_c_unit(ps, entries, cgen::cpu_target(options)), options);
       } catch (const Error& e) {
         errors[c] = e.what();
       }

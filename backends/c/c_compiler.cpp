@@ -223,6 +223,24 @@ std::string host_target() {
 
 }  // namespace
 
+CpuTarget cpu_target(const CCompileOptions& options, bool worksharing) {
+  int bytes = 64;
+  if (options.target == "native") {
+#if defined(__x86_64__) || defined(__i386__)
+    // As -march=native: the CPU's features the operating system enables (libgcc checks XCR0).
+    bytes = __builtin_cpu_supports("avx512f") ? 64 : __builtin_cpu_supports("avx") ? 32 : 16;
+#else
+    bytes = 16;
+#endif
+  } else if (options.target.empty() || options.target == "x86-64" ||
+             options.target == "x86-64-v2") {
+    bytes = 16;
+  } else if (options.target == "x86-64-v3") {
+    bytes = 32;
+  }
+  return {options.reassociate, worksharing, bytes};
+}
+
 int kernel_threads(const CCompileOptions& options) {
   if (options.threads > 0) return options.threads;
   return std::max(1, int(std::thread::hardware_concurrency()));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "uops/backends/c/c_backend.h"
+#include "uops/passes/pipeline.h"
 
 namespace uops::cgen {
 
@@ -31,6 +32,13 @@ int kernel_threads(const CCompileOptions& options);
 // it enters no OpenMP region, each of which costs a microsecond or more even when its if-clause
 // keeps the team from starting (matmul 64^3, 8.5 against 3.2 us).
 std::vector<std::string> compile_flags(const CompilerInfo& cc, const CCompileOptions& options);
+
+// What the passes plan a kernel compiled with `options` for (plan_cpu): its reassociation, and
+// the width of its target's vectors: for "native" the host's (x86: 64 with AVX-512, 32 with AVX,
+// else 16; 16 elsewhere), for "" 16 (the compilers' default x86-64 and AArch64 targets), for
+// x86-64-v2/-v3/-v4 16/32/64; any other name 64, the tiles of every target before vector_bytes
+// (correct on any, kept in registers on AVX-512).
+CpuTarget cpu_target(const CCompileOptions& options, bool worksharing = false);
 std::vector<std::string> link_libraries(const CompilerInfo& cc, const CCompileOptions& options);
 
 // Compiles `source` into a shared object (or finds it in the cache) and dlopens it. Errors

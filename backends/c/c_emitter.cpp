@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "backends/c/c_compiler.h"
 #include "backends/codegen/kernel_writer.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/passes/packed_variant.h"
@@ -183,12 +184,12 @@ std::string block(const Block& b, KernelWriter& w) {
   return nest;
 }
 
-std::string function(const Program& original, const std::string& entry, bool reassociate,
-                     bool worksharing, const codegen::Dialect& dialect,
-                     std::set<std::string>& helpers, std::set<std::string>& math) {
-  const Program p = plan_cpu(original, {reassociate, worksharing});
+std::string function(const Program& original, const std::string& entry, const CpuTarget& target,
+                     const codegen::Dialect& dialect, std::set<std::string>& helpers,
+                     std::set<std::string>& math) {
+  const Program p = plan_cpu(original, target);
   KernelWriter w(p, dialect);
-  w.reciprocal_division = reassociate;
+  w.reciprocal_division = target.reassociate;
   std::string body;
   bool any_parallel = false;
   for (size_t bi = 0; bi < p.blocks.size();) {
@@ -200,7 +201,7 @@ std::string function(const Program& original, const std::string& entry, bool rea
       continue;
     }
     body += "\n  /* block " + std::to_string(bi) + ": " + b.origin + " */\n";
-    if (worksharing && bi > 0) body += "#ifdef _OPENMP\n#pragma omp barrier\n#endif\n";
+    if (target.worksharing && bi > 0) body += "#ifdef _OPENMP\n#pragma omp barrier\n#endif\n";
     body += unless_stored(p, bi, block(b, w), 1, w);
     ++bi;
   }
@@ -241,8 +242,8 @@ std::string function(const Program& original, const std::string& entry, bool rea
   if (w.used_tensors().empty()) decl += "  (void)tensors;\n";
   if (w.used_sizes().empty()) decl += "  (void)sizes;\n";
   if (!reads_params) decl += "  (void)params;\n";
-  if (!any_parallel || worksharing) decl += "  (void)threads;\n";
-  if (any_parallel && !worksharing) decl += "#ifndef _OPENMP\n  (void)threads;\n#endif\n";
+  if (!any_parallel || target.worksharing) decl += "  (void)threads;\n";
+  if (any_parallel && !target.worksharing) decl += "#ifndef _OPENMP\n  (void)threads;\n#endif\n";
   if (w.uses_error_flag()) decl += "  int err = 0;\n";
 
   std::string table = "/* " + entry + ": tensors";
@@ -268,13 +269,12 @@ std::string function(const Program& original, const std::string& entry, bool rea
 }  // namespace
 
 std::string emit_c_unit(const std::vector<const Program*>& programs,
-                        const std::vector<std::string>& entries, bool reassociate, bool worksharing,
+                        const std::vector<std::string>& entries, const CpuTarget& target,
                         const codegen::Dialect& dialect) {
   std::set<std::string> helpers, math;
   std::string functions;
   for (size_t i = 0; i < programs.size(); ++i)
-    functions +=
-        "\n" + function(*programs[i], entries[i], reassociate, worksharing, dialect, helpers, math);
+    functions += "\n" + function(*programs[i], entries[i], target, dialect, helpers, math);
   // SIMD variants of the math functions, in libmvec: the compiler defines UOPS_MVEC and links it
   // (CCompileOptions::vector_math); elsewhere the source means the same without them.
   // tanh's came with glibc 2.35 (x86-64): declared only where the headers, and so the libmvec
@@ -310,9 +310,9 @@ namespace uops {
 
 std::string emit_c(const Program& p, const CCompileOptions& options) {
   auto variant = options.packed_variant ? packed_variant(p) : std::nullopt;
-  if (!variant) return cgen::emit_c_unit({&p}, {"uops_kernel"}, options.reassociate);
-  return cgen::emit_c_unit({&p, &variant->program}, {"uops_kernel", "uops_kernel_packed"},
-                           options.reassociate);
+  const CpuTarget target = cgen::cpu_target(options);
+  if (!variant) return cgen::emit_c_unit({&p}, {"uops_kernel"}, target);
+  return cgen::emit_c_unit({&p, &variant->program}, {"uops_kernel", "uops_kernel_packed"}, target);
 }
 
 }  // namespace uops

@@ -7,21 +7,23 @@
 
 #include "backends/codegen/dialect.h"
 #include "uops/ir/program.h"
+#include "uops/passes/pipeline.h"
 
 namespace uops::cgen {
 
 // A translation unit defining `entries[i]` for `programs[i]`, each with the ABI documented in
-// uops/backends/c/c_backend.h. `reassociate` lets innermost sum and product reductions run as
-// SIMD reductions (CCompileOptions::reassociate); off, every operation keeps its order.
-// `worksharing` prints functions meant to be called by every thread of an enclosing OpenMP
+// uops/backends/c/c_backend.h, planned for `target` (plan_cpu; cpu_target gives the one a compile
+// is for). `reassociate` lets innermost sum and product reductions run as SIMD reductions
+// (CCompileOptions::reassociate); off, every operation keeps its order. `worksharing` prints
+// functions meant to be called by every thread of an enclosing OpenMP
 // team (backends/scheduled/wavefront.h): each block's parallel loop is an orphaned
 // `omp for schedule(static) nowait` (no size threshold), a block without one that every thread
 // could run is `omp single nowait`, and `threads` is ignored; each thread returns its own error
 // bits. Called outside a team, such a function runs alone, as usual. `dialect` spells it (C's;
 // the tests print another).
 std::string emit_c_unit(const std::vector<const Program*>& programs,
-                        const std::vector<std::string>& entries, bool reassociate = false,
-                        bool worksharing = false,
+                        const std::vector<std::string>& entries,
+                        const CpuTarget& target = {false, false},
                         const codegen::Dialect& dialect = codegen::c_dialect());
 
 }  // namespace uops::cgen

@@ -224,9 +224,11 @@ std::string KernelWriter::load(const ValueNode& n) {
     std::vector<Index> at = n.index;
     at.back() = start;
     const std::string first = offset(n.tensor, at), before = "tile_part * UOPS_F32_LANES";
-    return helper("uops_load_lanes") + "(&" + names_.tensors[n.tensor] + "[" + first + "] + " +
-           before + ", " + elements(n.tensor) + " - (" + first + ") - " + before + ", " +
-           lanes_count_ + " - " + before + ")";
+    const std::string from = "&" + names_.tensors[n.tensor] + "[" + first + "] + " + before;
+    // A whole row (the loop runs all tile_width lanes): plain vector loads.
+    if (lanes_whole_) return "*(const " + helper("uops_f32_lanes") + " *)(" + from + ")";
+    return helper("uops_load_lanes") + "(" + from + ", " + elements(n.tensor) + " - (" + first +
+           ") - " + before + ", " + lanes_count_ + " - " + before + ")";
   }
   std::string at = names_.tensors[n.tensor] + "[" + offset(n.tensor, n.index) + "]";
   std::string cond = n.checked && !unchecked_ ? in_range(n.tensor, n.index) : "1";
@@ -558,6 +560,9 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   if (!lanes_.empty() && k + 1 == b.loops.size()) {
     lanes_var_ = l.var;
     lanes_count_ = index(l.end);
+    int64_t start = -1, end = -1;
+    lanes_whole_ = is_const(l.start, &start) && start == 0 && is_const(l.end, &end) &&
+                   end == l.plan.tile_width;
     // One statement per vector of the row: GCC unrolls the constant loop.
     for (auto& s : l.stmts)
       out += pad(indent) + "for (int64_t tile_part = 0; tile_part < " +
@@ -594,7 +599,12 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent) + "{\n" + pad(indent + 1) + element_type(p_.tensors[s.tensor].dtype) + " " +
            name + dims + ";\n";
     // Rows of lanes: the lanes past the count hold zero, the rows live in vectors.
-    if (width) out += pad(indent + 1) + "__builtin_memset(" + name + ", 0, sizeof " + name + ");\n";
+    const Loop& c = b.loops.back();
+    int64_t c_start = -1, c_end = -1;
+    bool whole =
+        is_const(c.start, &c_start) && c_start == 0 && is_const(c.end, &c_end) && c_end == width;
+    if (width && !whole)
+      out += pad(indent + 1) + "__builtin_memset(" + name + ", 0, sizeof " + name + ");\n";
     out += pad(indent + 1) + copy + at + " = " + start + ";\n";
     if (width) {
       out += pad(indent + 1) + helper("uops_f32_lanes") + " " + name + "_lanes" + rows + "[" +

@@ -158,6 +158,7 @@ class KernelWriter {
   // statement prints, the innermost loop's variable, along which loads read rows, and its count.
   std::string lanes_, lanes_count_;
   int lanes_var_ = -1;
+  bool lanes_whole_ = false;  // the row runs all its lanes (a whole tile's)
 
   const Program& p_;
   const Dialect& d_;

@@ -14,8 +14,7 @@ std::string block_entry(size_t program, size_t block) {
   return "uops_block_" + std::to_string(program) + "_" + std::to_string(block);
 }
 
-std::string block_kernels_source(const std::vector<Program>& programs, bool reassociate,
-                                 bool worksharing) {
+std::string block_kernels_source(const std::vector<Program>& programs, const CpuTarget& target) {
   // The emitter declares only the tensors, sizes and parameters a function uses, so a copy that
   // keeps one block still indexes the full tensor table and sizes array at the same positions.
   std::vector<Program> singles;
@@ -29,7 +28,7 @@ std::string block_kernels_source(const std::vector<Program>& programs, bool reas
     }
   std::vector<const Program*> pointers;
   for (const Program& p : singles) pointers.push_back(&p);
-  return emit_c_unit(pointers, entries, reassociate, worksharing);
+  return emit_c_unit(pointers, entries, target);
 }
 
 std::vector<std::vector<BlockFn>> compile_block_kernels(const std::vector<Program>& programs,
@@ -38,7 +37,7 @@ std::vector<std::vector<BlockFn>> compile_block_kernels(const std::vector<Progra
   size_t blocks = 0;
   for (const Program& p : programs) blocks += p.blocks.size();
   if (blocks == 0) return kernels;
-  void* handle = compile_and_load(block_kernels_source(programs, options.reassociate), options);
+  void* handle = compile_and_load(block_kernels_source(programs, cpu_target(options)), options);
 
   for (size_t i = 0; i < programs.size(); ++i)
     for (size_t b = 0; b < programs[i].blocks.size(); ++b) {

@@ -13,6 +13,7 @@
 
 #include "uops/backends/c/c_backend.h"
 #include "uops/ir/program.h"
+#include "uops/passes/pipeline.h"
 
 namespace uops::cgen {
 
@@ -26,10 +27,9 @@ using BlockFn = int (*)(void* const* tensors, const int64_t* sizes, const int64_
 std::vector<std::vector<BlockFn>> compile_block_kernels(const std::vector<Program>& programs,
                                                         const CCompileOptions& options);
 
-// The unit compile_block_kernels compiles (`worksharing`: see cgen::emit_c_unit), and the name
-// of block b of program i in it.
-std::string block_kernels_source(const std::vector<Program>& programs, bool reassociate,
-                                 bool worksharing = false);
+// The unit compile_block_kernels compiles, planned for `target` (its `worksharing`: see
+// cgen::emit_c_unit), and the name of block b of program i in it.
+std::string block_kernels_source(const std::vector<Program>& programs, const CpuTarget& target);
 std::string block_entry(size_t program, size_t block);
 
 }  // namespace uops::cgen

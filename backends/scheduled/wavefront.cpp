@@ -326,7 +326,7 @@ WavefrontChain::WavefrontChain(std::vector<ChainStep> steps, TensorMap inputs,
   }
   std::vector<Program> programs;
   for (const sched::BoundStep& s : st.chain.steps) programs.push_back(s.chain.program);
-  st.source = cgen::block_kernels_source(programs, st.options.compile.reassociate, true) +
+  st.source = cgen::block_kernels_source(programs, cgen::cpu_target(st.options.compile, true)) +
               wave_functions(st.waves);
 }
 

@@ -41,7 +41,7 @@ class BareKernel {
       }
     }
     void* handle =
-        cgen::compile_and_load(cgen::emit_c_unit({&program_}, {entry}, o.reassociate), o);
+        cgen::compile_and_load(cgen::emit_c_unit({&program_}, {entry}, cgen::cpu_target(o)), o);
     fn_ = reinterpret_cast<Fn>(dlsym(handle, entry));
     if (!fn_) std::abort();
     own_.resize(program_.tensors.size());

@@ -845,6 +845,74 @@ TEST(CBackend, ColumnsLeftOverRunInRowsOfLanes) {
   }
 }
 
+// A target whose vectors are narrower than AVX-512's has 16 vector registers, not 32: a
+// contraction's tiles there are 16 columns in rows of lanes (LoopPlan::tile_width over the whole
+// tile), 6 rows with AVX and 3 with SSE, 12 vectors either way (a tile of 6 x 64 needs 48 and
+// lived on the stack); with AVX-512 the plain 6 x 64. cpu_target reads the width from the compile
+// target. Each contraction (forward and gradients), compiled for each width the host runs, on
+// sizes with whole tiles and rows and columns left over, matches the interpreter bit for bit
+// without reassociation.
+TEST(CBackend, TilesFitTheTargetsVectorRegisters) {
+  auto whole_tiles = [](const Program& p, int bytes) {
+    std::vector<std::pair<int64_t, int64_t>> sizes;  // rows x columns of the tiles in lanes
+    for (auto& b : plan_cpu(p, {true, false, bytes}).blocks) {
+      const Loop& c = b.loops.back();
+      int64_t rows = 0, cols = 0;
+      if (b.loops.size() > 1 && c.plan.tile_width && is_const(c.end, &cols) &&
+          is_const(b.loops[b.loops.size() - 2].end, &rows))
+        sizes.push_back({rows, cols});
+    }
+    return sizes;
+  };
+  using Tiles = std::vector<std::pair<int64_t, int64_t>>;
+  Program matmul = optimize(forward_program(find_op("matmul"), DType::f32));
+  EXPECT_EQ(whole_tiles(matmul, 32), (Tiles{{6, 16}, {4, 16}})) << print(plan_cpu(matmul, {}));
+  EXPECT_EQ(whole_tiles(matmul, 16), (Tiles{{3, 16}, {2, 16}}));
+  EXPECT_EQ(whole_tiles(matmul, 64), Tiles{});
+  EXPECT_EQ(whole_tiles(optimize(forward_program(find_op("matmul"), DType::f64)), 32), Tiles{});
+  CCompileOptions v3, v1, native;
+  v3.target = "x86-64-v3";
+  v1.target = "";
+  EXPECT_EQ(cgen::cpu_target(v3).vector_bytes, 32);
+  EXPECT_EQ(cgen::cpu_target(v1).vector_bytes, 16);
+  EXPECT_EQ(emit_c(matmul, v3).find("float tile_v2[6][64]"), std::string::npos);
+
+  struct Case {
+    Program p;
+    std::vector<std::map<std::string, std::vector<int64_t>>> shapes;
+  };
+  auto grad = [](const char* op, std::vector<std::string> wrt) {
+    return optimize(gradient(find_op(op).build(DType::f32), wrt));
+  };
+  std::vector<Case> cases = {
+      {matmul, {{{"a", {70, 40}}, {"b", {40, 37}}}, {{"a", {13, 300}}, {"b", {300, 64}}}}},
+      {optimize(forward_program(find_op("batched_matmul"), DType::f32)),
+       {{{"a", {2, 25, 30}}, {"b", {2, 30, 40}}}}},
+      {grad("matmul", {"a", "b"}), {{{"a", {29, 18}}, {"b", {18, 35}}, {"dc", {29, 35}}}}},
+  };
+  std::vector<std::string> targets = vector_width_targets();
+#if defined(__x86_64__)
+  targets.push_back("x86-64-v2");
+#endif
+  for (const Case& c : cases) {
+    EXPECT_FALSE(whole_tiles(c.p, 32).empty()) << print(plan_cpu(c.p, {true, false, 32}));
+    for (const std::string& target : targets) {
+      CCompileOptions exact;
+      exact.reassociate = false;
+      exact.threads = 2;
+      exact.target = target;
+      auto bitwise = compile_c(c.p, exact);
+      uint64_t seed = 5;
+      for (auto& shapes : c.shapes) {
+        TensorMap in = testing::random_inputs(c.p, shapes, seed++);
+        TensorMap want = interpret(c.p, in), got = testing::nan_like(want);
+        bitwise->run_into(in, got, {});
+        EXPECT_TRUE(testing::same_outputs(want, got)) << target << "\n" << print(c.p);
+      }
+    }
+  }
+}
+
 TEST(CBackend, ReassociationIsAnOption) {
   Program p = lower(matmul_graph());
   CCompileOptions exact;

@@ -29,7 +29,7 @@ void write(std::ostream& out, const std::string& label, const Program& p) {
   out << "==== " << label << " / C\n" << emit_c(p);
   out << "==== " << label << " / C in order\n" << emit_c(p, in_order);
   out << "==== " << label << " / C worksharing\n"
-      << cgen::emit_c_unit({&p}, {"uops_kernel"}, true, true);
+      << cgen::emit_c_unit({&p}, {"uops_kernel"}, {true, true});
   out << "==== " << label << " / CUDA\n" << emit_cuda(p);
 }
 

@@ -157,7 +157,8 @@ struct LoopPlan {
   bool unroll = false;
   // tile_registers, on the innermost loop of a register tile (over the columns a contraction's
   // tiles of 16 leave: reduction_tiling.h): the loop runs fewer than `tile_width` iterations, a
-  // count known at run time, and its statements are lane_wise (ir/analysis.h). The tile holds
+  // count known at run time, or (a whole tile, on targets with narrower vectors than AVX-512's)
+  // exactly `tile_width`, and its statements are lane_wise (ir/analysis.h). The tile holds
   // rows of tile_width lanes, and the printer computes each row in vectors as wide as the
   // target's (GCC's vector extensions: a plain array whose rows run a count known at run time GCC
   // kept in memory, and so a vector wider than the target's registers); it loads and stores only

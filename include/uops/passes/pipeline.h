@@ -28,14 +28,18 @@ Program optimize(Program p, const PipelineOptions& options = {});
 
 // What the C backend's passes plan for: SIMD reductions and SIMD math only with reassociation
 // (CCompileOptions::reassociate); functions run by every thread of an enclosing team
-// (`worksharing`, c_emitter.h) take no row-local runs and no size threshold.
+// (`worksharing`, c_emitter.h) take no row-local runs and no size threshold. `vector_bytes`: the
+// width of the vectors the kernel is compiled for (64 AVX-512, 32 AVX, 16 SSE or NEON), which
+// sizes the register tiles (tile_registers); the C backend sets it from its compile target
+// (cgen::cpu_target).
 struct CpuTarget {
   bool reassociate = true;
   bool worksharing = false;
+  int vector_bytes = 64;
 };
 
 // The C backend's passes, which its emitter runs on the program it is given (optimized or not):
-// the tilings tile_dots(4, 4), tile_reductions(256), tile_registers(6, 6, 64, 64) and
+// the tilings tile_dots(4, 4), tile_reductions(256), tile_registers(6, 6, 64, 64, vector_bytes) and
 // tile_copies(16), accumulator_promotion (with reassociation), then the decisions its printer
 // prints, recorded in the loops' plans (ir::LoopPlan): parallel_loops, simd_reductions,
 // simd_math, row_local_runs and register_tiles; then fill_trimming and epilogue_folding, which

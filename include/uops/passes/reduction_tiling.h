@@ -60,7 +60,10 @@ namespace uops {
 inline constexpr int64_t kWindowReduction = 32;
 
 Program tile_reductions(Program p, int64_t tile = 256);
+// `vector_bytes`: the width of the target's vectors (CpuTarget::vector_bytes). Under 64 (AVX2,
+// SSE: 16 registers), a tile whose statement runs in lanes is 16 columns in rows of lanes
+// instead, LoopPlan::tile_width, in as many rows as 12 such vectors hold (6 with AVX, 3 with SSE).
 Program tile_registers(Program p, int64_t rows = 6, int64_t raising_rows = 6, int64_t cols = 64,
-                       int64_t row_cols = 64);
+                       int64_t row_cols = 64, int vector_bytes = 64);
 
 }  // namespace uops
