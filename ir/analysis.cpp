@@ -111,10 +111,10 @@ bool lane_wise(const Program& p, const Value& v, int var) {
       case ValueKind::Const:
         break;
       case ValueKind::Load: {
-        ok &= !n.checked && p.tensors[size_t(n.tensor)].dtype == DType::f32;
+        ok &= p.tensors[size_t(n.tensor)].dtype == DType::f32;
         if (std::any_of(n.index.begin(), n.index.end(),
                         [&](const Index& e) { return uses_var(e, var); }))
-          ok &= reads_row(n.index, var);
+          ok &= !n.checked && reads_row(n.index, var);
         break;
       }
       case ValueKind::Unary:

@@ -880,6 +880,7 @@ TEST(CBackend, TilesFitTheTargetsVectorRegisters) {
   struct Case {
     Program p;
     std::vector<std::map<std::string, std::vector<int64_t>>> shapes;
+    std::vector<ParamMap> params = {{}};
   };
   auto grad = [](const char* op, std::vector<std::string> wrt) {
     return optimize(gradient(find_op(op).build(DType::f32), wrt));
@@ -889,6 +890,11 @@ TEST(CBackend, TilesFitTheTargetsVectorRegisters) {
       {optimize(forward_program(find_op("batched_matmul"), DType::f32)),
        {{{"a", {2, 25, 30}}, {"b", {2, 30, 40}}}}},
       {grad("matmul", {"a", "b"}), {{{"a", {29, 18}}, {"b", {18, 35}}, {"dc", {29, 35}}}}},
+      // Its input checked (the padding): a scalar for every lane, the tile tested at its corners.
+      {optimize(forward_program(find_op("conv2d"), DType::f32)),
+       {{{"x", {2, 9, 11, 5}}, {"w", {37, 3, 3, 5}}}},
+       {{{"stride", 1}, {"pad", 1}, {"dilation", 1}},
+        {{"stride", 2}, {"pad", 2}, {"dilation", 1}}}},
   };
   std::vector<std::string> targets = vector_width_targets();
 #if defined(__x86_64__)
@@ -903,12 +909,13 @@ TEST(CBackend, TilesFitTheTargetsVectorRegisters) {
       exact.target = target;
       auto bitwise = compile_c(c.p, exact);
       uint64_t seed = 5;
-      for (auto& shapes : c.shapes) {
-        TensorMap in = testing::random_inputs(c.p, shapes, seed++);
-        TensorMap want = interpret(c.p, in), got = testing::nan_like(want);
-        bitwise->run_into(in, got, {});
-        EXPECT_TRUE(testing::same_outputs(want, got)) << target << "\n" << print(c.p);
-      }
+      for (auto& shapes : c.shapes)
+        for (auto& params : c.params) {
+          TensorMap in = testing::random_inputs(c.p, shapes, seed++);
+          TensorMap want = interpret(c.p, in, params), got = testing::nan_like(want);
+          bitwise->run_into(in, got, params);
+          EXPECT_TRUE(testing::same_outputs(want, got)) << target << "\n" << print(c.p);
+        }
     }
   }
 }

@@ -53,9 +53,10 @@ bool may_raise(const Stmt& s);
 // tile's checked load of such a row tests the other axes once per row (register_tiles.h).
 bool reads_row(const std::vector<Index>& index, int var, Index* start = nullptr);
 // `v` computes on vectors of f32 lanes along loop variable `var` (LoopPlan::tile_width): it is
-// built of constants, unchecked loads of f32 tensors, +, - and * and negation, with p's values in
-// f32, and every load that uses var reads a row along it (reads_row). The C printer reads such a
-// row as one vector of lanes.
+// built of constants, loads of f32 tensors, +, - and * and negation, with p's values in f32, and
+// every load that uses var is unchecked and reads a row along it (reads_row). The C printer reads
+// such a row as one vector of lanes; any other load is one value for every lane (a checked one,
+// conv2d's input under its padding, as it prints anywhere).
 bool lane_wise(const Program& p, const Value& v, int var);
 // Block b's last two loops i, j copy a transposed f32 tile, dst[..., i, j] = src[..., j, i]: j
 // holds one statement, which assigns, unchecked, an unchecked plain load of another tensor; i
