@@ -63,7 +63,9 @@ constexpr Pass kPasses[] = {
        return tile_registers(std::move(p), 6, 6, 64, 64, t.vector_bytes);
      }},
     {"tile_scatters",
-     [](Program p, const CpuTarget& t) { return t.reassociate ? tile_scatters(std::move(p)) : p; }},
+     [](Program p, const CpuTarget& t) {
+       return t.reassociate ? tile_scatters(std::move(p), 8, 32, 64, t.vector_bytes) : p;
+     }},
     {"tile_copies", [](Program p, const CpuTarget&) { return tile_copies(std::move(p), 16); }},
     {"accumulator_promotion",
      [](Program p, const CpuTarget& t) {

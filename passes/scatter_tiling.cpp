@@ -55,9 +55,10 @@ size_t scatter_from(const Program& p, const Block& b, std::vector<bool>* exclusi
 
 struct Sizes {
   int64_t rows, cols, row_cols;
+  int vector_bytes;
 };
 
-void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out) {
+void tile_block(Program& p, Block b, Sizes sizes, std::vector<Block>& out) {
   std::vector<bool> ex;
   size_t n = b.loops.size(), first = scatter_from(p, b, &ex);
   if (first == n) {
@@ -103,6 +104,16 @@ void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out
   // prefix, i', j', the other used loops, the others, r, c over whole tiles of rows x cols; then
   // the rows left over, in tiles of row_cols columns, and the columns left over, untiled.
   size_t ri = first + row;
+  // Narrower vectors than AVX-512's (16 registers): 16 columns in rows of lanes, as
+  // tile_registers makes them (reduction_tiling.h); the written element's test stays the tile's.
+  const bool lanes = sizes.vector_bytes < 64 && s0.kind == StmtKind::accumulate &&
+                     s0.op == ReduceOp::sum && b.loops.back().stmts.size() == 1 &&
+                     p.tensors[size_t(s0.tensor)].dtype == DType::f32 &&
+                     lane_wise(p, s0.value, b.loops.back().var);
+  if (lanes) {
+    sizes.cols = 16;
+    sizes.rows = std::min<int64_t>(sizes.rows, 12 * sizes.vector_bytes / 64);
+  }
   Block tiled = ordered;
   Loop rest_i, rest_j;
   auto [tj, c] = split_whole_tiles(p, tiled, n - 1, sizes.cols, &rest_j);
@@ -110,6 +121,7 @@ void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out
   if (empty(ti) || empty(tj))
     return tile_columns(p, std::move(ordered), used_end, sizes.row_cols, true, out);
   c.stmts = std::move(tiled.loops.back().stmts);
+  if (lanes) c.plan.tile_width = int(sizes.cols);
   tiled.loops.back() = std::move(c);
   tiled.loops.insert(tiled.loops.end() - 1, std::move(in));
   tiled.loops.erase(tiled.loops.begin() + long(ri));
@@ -125,9 +137,10 @@ void tile_block(Program& p, Block b, const Sizes& sizes, std::vector<Block>& out
 
 }  // namespace
 
-Program tile_scatters(Program p, int64_t rows, int64_t cols, int64_t row_cols) {
+Program tile_scatters(Program p, int64_t rows, int64_t cols, int64_t row_cols, int vector_bytes) {
   std::vector<Block> blocks;
-  for (auto& b : p.blocks) tile_block(p, std::move(b), {rows, cols, row_cols}, blocks);
+  for (auto& b : p.blocks)
+    tile_block(p, std::move(b), {rows, cols, row_cols, vector_bytes}, blocks);
   p.blocks = std::move(blocks);
   return p;
 }

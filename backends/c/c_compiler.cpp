@@ -237,6 +237,8 @@ CpuTarget cpu_target(const CCompileOptions& options, bool worksharing) {
     bytes = 16;
   } else if (options.target == "x86-64-v3") {
     bytes = 32;
+  } else if (options.target == "x86-64-v4") {
+    bytes = 64;
   }
   return {options.reassociate, worksharing, bytes};
 }

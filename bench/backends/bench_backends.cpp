@@ -503,6 +503,10 @@ void run_against_peers(benchmark::State& state, Workload (*make)()) {
   Workload w = make();
   CCompileOptions o;
   o.threads = threads;
+  // Kernels for another instruction set than the host's (CCompileOptions::target), to measure
+  // what a host without AVX-512 runs: UOPS_BENCH_TARGET=x86-64-v3, with ONEDNN_MAX_CPU_ISA=AVX2
+  // for oneDNN's kernels (docs/cpu-kernels.md).
+  if (const char* target = std::getenv("UOPS_BENCH_TARGET")) o.target = target;
   // What the first call costs: the program compiled into an empty kernel cache of its own.
   const char* user_cache = std::getenv("UOPS_CACHE_DIR");
   const std::string saved = user_cache ? user_cache : "";

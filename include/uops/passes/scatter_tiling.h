@@ -33,6 +33,9 @@
 
 namespace uops {
 
-Program tile_scatters(Program p, int64_t rows = 8, int64_t cols = 32, int64_t row_cols = 64);
+// `vector_bytes` as for tile_registers: under 64, a sum lane_wise along j is tiled in rows of
+// lanes, 16 columns by as many rows as 12 vectors hold (6 with AVX, 3 with SSE).
+Program tile_scatters(Program p, int64_t rows = 8, int64_t cols = 32, int64_t row_cols = 64,
+                      int vector_bytes = 64);
 
 }  // namespace uops
