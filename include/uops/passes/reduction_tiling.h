@@ -24,10 +24,10 @@
 // range cannot raise; where it can, `raising_rows` rows and no second tiling: see
 // reduction_tiling.cpp; the rows the last level leaves run one by one, each in runs of
 // `row_cols` columns as below) and over the columns left over (first in tiles of the same rows and
-// 16 columns, where no load is checked; then, fewer than 16, in a tile of the same rows whose
-// columns run [0, count) in rows of 16 lanes, LoopPlan::tile_width, where the statement sums
-// what ir::lane_wise computes along them). The inner loops r and c
-// have constant ranges, so the C backend keeps the rows x cols elements they accumulate into in
+// 16 columns, where no load is checked, in rows of 16 lanes where the statement sums what
+// ir::lane_wise computes along them, LoopPlan::tile_width; then, fewer than 16, in a tile of the
+// same rows whose columns run [0, count) in rows of 16 lanes, where it does). The inner loops r and
+// c have constant ranges, so the C backend keeps the rows x cols elements they accumulate into in
 // registers across k... (codegen::KernelWriter::register_tiles), and each load of A feeds `cols`
 // multiply-adds and each of B `rows`. The column tiles run outside the row tiles: one panel of
 // B (a reduction tile by `cols`) stays in cache while every row tile passes over it, where the
