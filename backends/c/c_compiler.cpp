@@ -251,9 +251,18 @@ int kernel_threads(const CCompileOptions& options) {
 std::vector<std::string> compile_flags(const CompilerInfo& cc, const CCompileOptions& options) {
   // -fno-math-errno lets sqrt compile to one instruction; results do not change. Contraction
   // into fused multiply-adds changes rounding, so only a reassociating build allows it.
+  // -fno-trapping-math (no kernel reads the floating-point exception flags; values do not
+  // change) lets GCC compute both arms of a select where the target has no masked operations: a
+  // multiply under a condition (vector_expf's range tests) otherwise kept the loop scalar on AVX2
+  // (softmax 4096 x 1024 compiled for x86-64-v3: 9.2 -> 2.0 ms; with AVX-512 1.69 -> 1.58).
   std::vector<std::string> flags = {
-      "-std=c99", "-O3",     "-fno-math-errno",
-      "-fPIC",    "-shared", options.reassociate ? "-ffp-contract=fast" : "-ffp-contract=off"};
+      "-std=c99",
+      "-O3",
+      "-fno-math-errno",
+      "-fno-trapping-math",
+      "-fPIC",
+      "-shared",
+      options.reassociate ? "-ffp-contract=fast" : "-ffp-contract=off"};
   if (options.target == "native") {
 #if defined(__x86_64__) || defined(__i386__)
     flags.push_back("-march=native");
