@@ -87,9 +87,6 @@ Program tile_reductions(Program p, int64_t tile) {
 namespace {
 
 constexpr int64_t kLeftoverCols = 16;
-// The vectors a tile in rows of lanes accumulates into on a target of 16 vector registers (AVX2,
-// SSE), leaving room for the row of b and the broadcast element of a.
-constexpr int64_t kNarrowAccumulators = 12;
 // The tiles of a block whose images run outside its window loops (window_outside): 8 rows of 32
 // columns. In tiles of 6 x 64 that order ran 1.4x slower than the window-outer one (GCC kept the
 // row of x in memory, loading it again for each of the 24 multiply-adds); in 8 x 32, 16
@@ -157,23 +154,11 @@ void split_window_order(Block t, size_t w, size_t f, std::vector<Block>& out) {
 // accumulated into memory at every k, a chain of loads and stores: matmul 512 x 512 by 10 at one
 // thread ran at 3.1 GFLOP/s (1.70 ms), in lanes at 33 (0.16 ms), as a C driver measured, with
 // the same bits. Appends the tile to `out`; false, and nothing appended, where it does not apply.
-// Whether block b's last loop, j, can run in rows of lanes (LoopPlan::tile_width): one sum into
-// an f32 tensor, unchecked, lane_wise along j, with bounds free of loop variables and errors.
-bool in_lanes(const Program& p, const Block& b) {
-  const Loop& j = b.loops.back();
-  if (j.stmts.size() != 1 || !j.carried.empty() || bounds_use_vars(j) || may_raise(j.start) ||
-      may_raise(j.end))
-    return false;
-  const Stmt& s = j.stmts[0];
-  return s.kind == StmtKind::accumulate && s.op == ReduceOp::sum && !s.checked &&
-         p.tensors[size_t(s.tensor)].dtype == DType::f32 && lane_wise(p, s.value, j.var);
-}
-
 bool lanes_over_columns(Program& p, Block b, size_t ii, size_t outer, int64_t rows,
                         std::vector<Block>& out) {
   const size_t n = b.loops.size();
   const Loop j = b.loops.back();
-  if (!in_lanes(p, b)) return false;
+  if (!sums_in_lanes(p, b, false)) return false;
   const int c = p.num_vars++;
   replace_var(b, j.var, idx::add(j.start, idx::var(c)));
   Loop rest;
@@ -259,12 +244,12 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   // of AVX2's and GCC kept it on the stack (matmul 512^3 at 55 GFLOP/s compiled for x86-64-v3),
   // and a plain tile of 16 columns GCC vectorized across its rows, with shuffles (46). There the
   // tile is 16 columns in rows of lanes, vectors of the target's width (LoopPlan::tile_width),
-  // kNarrowAccumulators vectors in all: 6 rows with AVX (74 GFLOP/s), 3 with SSE.
-  const bool sum_in_lanes = in_lanes(p, b);
+  // in lane_rows (81 GFLOP/s).
+  const bool sum_in_lanes = sums_in_lanes(p, b, false);
   const bool lanes = vector_bytes < 64 && !window && sum_in_lanes;
   if (lanes) {
     cols = kLeftoverCols;
-    rows = std::min(rows, kNarrowAccumulators * vector_bytes / 4 / kLeftoverCols);
+    rows = lane_rows(rows, vector_bytes);
   }
   // The whole tiles of `width` columns of t (and of its whole row tiles): j', i', k..., r, c.
   // Gives the block, or none when there are none, and the columns and rows left over.

@@ -106,13 +106,10 @@ void tile_block(Program& p, Block b, Sizes sizes, std::vector<Block>& out) {
   size_t ri = first + row;
   // Narrower vectors than AVX-512's (16 registers): 16 columns in rows of lanes, as
   // tile_registers makes them (reduction_tiling.h); the written element's test stays the tile's.
-  const bool lanes = sizes.vector_bytes < 64 && s0.kind == StmtKind::accumulate &&
-                     s0.op == ReduceOp::sum && b.loops.back().stmts.size() == 1 &&
-                     p.tensors[size_t(s0.tensor)].dtype == DType::f32 &&
-                     lane_wise(p, s0.value, b.loops.back().var);
+  const bool lanes = sizes.vector_bytes < 64 && sums_in_lanes(p, b, true);
   if (lanes) {
     sizes.cols = 16;
-    sizes.rows = std::min<int64_t>(sizes.rows, 12 * sizes.vector_bytes / 64);
+    sizes.rows = lane_rows(sizes.rows, sizes.vector_bytes);
   }
   Block tiled = ordered;
   Loop rest_i, rest_j;

@@ -171,6 +171,20 @@ std::pair<Loop, Loop> split_whole_tiles(Program& p, Block& b, size_t at, int64_t
   return {std::move(tiles), std::move(in)};
 }
 
+bool sums_in_lanes(const Program& p, const Block& b, bool checked_store) {
+  const Loop& j = b.loops.back();
+  if (j.stmts.size() != 1 || !j.carried.empty() || bounds_use_vars(j) || may_raise(j.start) ||
+      may_raise(j.end))
+    return false;
+  const Stmt& s = j.stmts[0];
+  return s.kind == StmtKind::accumulate && s.op == ReduceOp::sum && (checked_store || !s.checked) &&
+         p.tensors[size_t(s.tensor)].dtype == DType::f32 && lane_wise(p, s.value, j.var);
+}
+
+int64_t lane_rows(int64_t rows, int vector_bytes) {
+  return std::min<int64_t>(rows, 12 * int64_t(vector_bytes) / 64);
+}
+
 void tile_columns(Program& p, Block b, size_t at, int64_t cols, bool unroll,
                   std::vector<Block>& out) {
   Loop rest;

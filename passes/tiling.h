@@ -37,6 +37,16 @@ void tile_columns(Program& p, Block b, size_t at, int64_t cols, bool unroll,
                   std::vector<Block>& out);
 // How many whole tiles of `size` l's range holds.
 Index whole_tiles(const Loop& l, int64_t size);
+
+// Whether block b's last loop, j, can run in rows of lanes (LoopPlan::tile_width): its one
+// statement sums into an f32 tensor what ir::lane_wise computes along j, and j's bounds use no
+// loop variable and cannot raise; its element may be checked only where `checked_store` (a
+// scatter's, tested at the tile's corners).
+bool sums_in_lanes(const Program& p, const Block& b, bool checked_store);
+// The rows of a tile of 16 columns in rows of lanes on a target of `vector_bytes` (under 64: 16
+// vector registers, AVX2 and SSE), at most `rows`: 12 vectors in all, leaving room for the row
+// loaded and the element broadcast (6 rows with AVX, 3 with SSE).
+int64_t lane_rows(int64_t rows, int vector_bytes);
 // l runs over whole tiles, as counted() over whole_tiles makes it: [0, n / size), size > 1.
 bool over_whole_tiles(const Loop& l);
 

@@ -509,6 +509,17 @@ std::string KernelWriter::empty_test(const Block& b, const Loop& l) {
   return test;
 }
 
+namespace {
+
+// A loop in rows of lanes that runs all of them, [0, tile_width): a whole tile's columns.
+bool whole_lanes(const Loop& l) {
+  int64_t start = -1, end = -1;
+  return l.plan.tile_width && is_const(l.start, &start) && start == 0 && is_const(l.end, &end) &&
+         end == l.plan.tile_width;
+}
+
+}  // namespace
+
 void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
                         const Before& before, const std::set<int>& atomic, Within within) {
   const Loop& l = b.loops[k];
@@ -560,9 +571,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   if (!lanes_.empty() && k + 1 == b.loops.size()) {
     lanes_var_ = l.var;
     lanes_count_ = index(l.end);
-    int64_t start = -1, end = -1;
-    lanes_whole_ = is_const(l.start, &start) && start == 0 && is_const(l.end, &end) &&
-                   end == l.plan.tile_width;
+    lanes_whole_ = whole_lanes(l);
     // One statement per vector of the row: GCC unrolls the constant loop.
     for (auto& s : l.stmts)
       out += pad(indent) + "for (int64_t tile_part = 0; tile_part < " +
@@ -599,11 +608,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     out += pad(indent) + "{\n" + pad(indent + 1) + element_type(p_.tensors[s.tensor].dtype) + " " +
            name + dims + ";\n";
     // Rows of lanes: the lanes past the count hold zero, the rows live in vectors.
-    const Loop& c = b.loops.back();
-    int64_t c_start = -1, c_end = -1;
-    bool whole =
-        is_const(c.start, &c_start) && c_start == 0 && is_const(c.end, &c_end) && c_end == width;
-    if (width && !whole)
+    if (width && !whole_lanes(b.loops.back()))
       out += pad(indent + 1) + "__builtin_memset(" + name + ", 0, sizeof " + name + ");\n";
     out += pad(indent + 1) + copy + at + " = " + start + ";\n";
     if (width) {
