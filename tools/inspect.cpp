@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "backends/c/c_compiler.h"
 #include "commands.h"
 #include "uops/autodiff/graph_gradient.h"
 #include "uops/backends/backends.h"
@@ -87,8 +88,9 @@ int show(const ShowArgs& a) {
     PipelineOptions o;
     o.dump_after = a.dump_after;
     o.dump = &std::cout;
-    // The C backend's passes run on the optimized program, as its emitter runs them.
-    plan_cpu(optimize(p, o), {}, o);
+    // The C backend's passes run on the optimized program, as its emitter runs them: for the
+    // host (the target `emit --target c` prints for).
+    plan_cpu(optimize(p, o), cgen::cpu_target(CCompileOptions{}), o);
     return 0;
   }
   if (a.stage == "optimized") p = optimize(p);
