@@ -92,6 +92,8 @@ constexpr int64_t kLeftoverCols = 16;
 // row of x in memory, loading it again for each of the 24 multiply-adds); in 8 x 32, 16
 // accumulators, it runs as it should (docs/cpu-kernels.md, Register tiling).
 constexpr int64_t kWindowRows = 8, kWindowCols = 32;
+// The rows a tiling over a range that divides leaves over, in tiles of this many (tile_block).
+constexpr int64_t kRaisingRestRows = 2;
 
 // Block b's exclusive loops [outer, ii) before i index only operands along with j (the weight
 // gradient's kh and kw), and the first of its loops k... = [ii + 1, n - 1) (the images) indexes
@@ -178,15 +180,17 @@ bool lanes_over_columns(Program& p, Block b, size_t ii, size_t outer, int64_t ro
 }
 
 // tile_registers on one block, appending what it becomes to `out`. Where i's range may raise
-// (conv2d's output pixels divide by the stride), `raising_rows` rows and the rows left over are
-// not tiled again: their start, in their indices, would repeat i's end, and a division the
-// compiler cannot hoist made such tiles slower than none. Elsewhere `rows`, and the rows left
-// over again in tiles of 4 (520 rows: 86 tiles of 6, then 1 of 4). The rows the last level
-// leaves run in runs of `row_cols` columns, i unchanged, so no start repeats: accumulated into
-// memory at every k they were conv2d's 2 pixels of 56 left by tiles of 6, and 8% of its time
-// (a C driver: 20.0 -> 18.4 ms). Each level is more
-// code to compile: conv2d's weight gradient compiled in 0.37 s with tiles of 8 alone, 0.84 with
-// 12 and 4, 1.25 with 12, 8 and 4.
+// (conv2d's output pixels divide by the stride), `raising_rows` rows, and the rows left over in
+// tiles of kRaisingRestRows counted on from them: a tile that started where the first ones
+// stopped would repeat i's end, a division the compiler cannot hoist, in its indices, which made
+// such tiles slower than none. Elsewhere `rows`, and the rows left over again in tiles of 4 (520
+// rows: 86 tiles of 6, then 1 of 4). The rows the last level leaves run in runs of `row_cols`
+// columns, i unchanged, so no start repeats: accumulated into memory at every k they were
+// conv2d's 2 pixels of 56 left by tiles of 6, and 8% of its time (a C driver: 20.0 -> 18.4 ms).
+// Each level is more code to compile: conv2d's weight gradient compiled in 0.37 s with tiles of 8
+// alone, 0.84 with 12 and 4, 1.25 with 12, 8 and 4; conv2d's tiles of 2 took it from 0.73 to
+// 1.03 s, depthwise conv2d's from 1.13 to 1.55 s (C drivers: conv2d 1% faster at 56 x 56 pixels,
+// 4% at 28 x 28 and 14 x 14; depthwise conv2d 18% at 56 x 56).
 void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t cols,
                 int64_t row_cols, int vector_bytes, std::vector<Block>& out) {
   size_t n = b.loops.size();
@@ -253,9 +257,12 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   }
   // The whole tiles of `width` columns of t (and of its whole row tiles): j', i', k..., r, c.
   // Gives the block, or none when there are none, and the columns and rows left over.
-  auto tiles = [&](Block t, int64_t width, Loop* rest_j, Loop* rest_i) -> std::optional<Block> {
+  // With `after`, the tiles of `tile_rows` after the whole tiles of `after` rows
+  // (split_whole_tiles).
+  auto tiles = [&](Block t, int64_t width, Loop* rest_j, Loop* rest_i, int64_t tile_rows = 0,
+                   int64_t after = 0) -> std::optional<Block> {
     auto [tj, c] = split_whole_tiles(p, t, n - 1, width, rest_j);
-    auto [ti, r] = split_whole_tiles(p, t, ii, rows, rest_i);
+    auto [ti, r] = split_whole_tiles(p, t, ii, tile_rows ? tile_rows : rows, rest_i, after);
     if (empty(ti) || empty(tj)) return std::nullopt;
     c.stmts = std::move(t.loops.back().stmts);
     t.loops.resize(n - 1);
@@ -299,10 +306,28 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     if (auto narrow = tiles(std::move(t), kLeftoverCols, &rest_j, &same_rows))
       out.push_back(std::move(*narrow));
   }
-  Block rest_rows = b, rest_cols = std::move(b);
+  Block rest_rows = b, rest_cols = b;
   rest_rows.loops[ii].start = rest_i.start;
   rest_cols.loops[ii].end = rest_i.start;
   rest_cols.loops[n - 1].start = rest_j.start;
+  // Where i's range divides, the rows left over run in tiles of kRaisingRestRows counted on from
+  // the whole tiles (split_whole_tiles' `after`), so no index repeats the division. One row at a
+  // time reads each weight for 1 multiply-add, from L2 where the weights outgrow L1 (conv2d's 2
+  // pixels of 56 left by tiles of 6 took 7% of its time for 3.6% of its work).
+  Loop pair_rest_i, pair_rest_j;
+  std::optional<Block> pairs;
+  if (raises && first_rows && rows > kRaisingRestRows && rows % kRaisingRestRows == 0 &&
+      !empty(rest_rows.loops[ii]) && !empty(rest_rows.loops[n - 1]))
+    pairs = tiles(b, cols, &pair_rest_j, &pair_rest_i, kRaisingRestRows, rows);
+  if (pairs) {
+    out.push_back(std::move(*pairs));
+    Block pair_cols = b;  // the columns left over in those rows
+    pair_cols.loops[ii].start = rest_i.start;
+    pair_cols.loops[ii].end = pair_rest_i.start;
+    pair_cols.loops[n - 1].start = pair_rest_j.start;
+    if (!empty(pair_cols.loops[n - 1])) out.push_back(std::move(pair_cols));
+    rest_rows.loops[ii].start = pair_rest_i.start;
+  }
   if (!empty(rest_rows.loops[ii]) && !empty(rest_rows.loops[n - 1])) {
     if (!raises && first_rows && rows > 2)
       tile_block(p, std::move(rest_rows), std::min<int64_t>(rows - 1, 4), raising_rows, cols,

@@ -159,9 +159,11 @@ void replace_var(Block& b, int var, const Index& by) {
   }
 }
 
-std::pair<Loop, Loop> split_whole_tiles(Program& p, Block& b, size_t at, int64_t size, Loop* rest) {
+std::pair<Loop, Loop> split_whole_tiles(Program& p, Block& b, size_t at, int64_t size, Loop* rest,
+                                        int64_t after) {
   const Loop l = b.loops[at];
   Loop tiles = counted(p.num_vars++, whole_tiles(l, size));
+  if (after) tiles.start = idx::mul(whole_tiles(l, after), idx::constant(after / size));
   Loop in = counted(p.num_vars++, idx::constant(size));
   *rest = l;
   rest->start = idx::add(l.start, idx::mul(whole_tiles(l, size), idx::constant(size)));

@@ -27,8 +27,11 @@ Loop split_into_tiles(Program& p, Loop& l, int64_t tile);
 // The block's loop `at` cut into whole tiles of `size`: returns the loop over the tiles and the
 // loop within a tile (over [0, size)), and replaces the loop's variable in the innermost loop's
 // statements; `rest` gets the loop over the iterations left over. The block keeps the loop in
-// place.
-std::pair<Loop, Loop> split_whole_tiles(Program& p, Block& b, size_t at, int64_t size, Loop* rest);
+// place. With `after` (a multiple of size), only the tiles after the whole tiles of `after`: the
+// loop over them counts on from where those stopped, so the tiles' indices hold the loop's start
+// and not where they begin (which may divide, as conv2d's output pixels do by the stride).
+std::pair<Loop, Loop> split_whole_tiles(Program& p, Block& b, size_t at, int64_t size, Loop* rest,
+                                        int64_t after = 0);
 // The block over whole runs of `cols` of its last loop j (a one-loop register tile): j' inserted
 // at position `at`, the loop within a run innermost (unrolled when `unroll`, LoopPlan::unroll);
 // then the block over the columns left over, when there are any. Appends what it becomes to

@@ -182,8 +182,8 @@ TEST(CBackend, Conv2dGradientsHoldTheirRowsInRegisters) {
 // fall outside reads each pixel's row of channels through a pointer, x's row or a row of the
 // fill (register_tiles.h), where its channels are in range. Tiles across the
 // border, wholly in the padding, pixels and channels left over: bit for bit (max exactly; a mean
-// without reassociation). conv2d has two tiles: 6 pixels x 64 channels, and a run of 64 channels
-// for each pixel left over.
+// without reassociation). conv2d has three tiles: 6 pixels x 64 channels, 2 x 64 for the pixels
+// left over, and a run of 64 channels for the last pixel left over.
 TEST(CBackend, PoolingTestsItsTilesOutsideTheWindow) {
   auto tiles = [](const std::string& src) {
     size_t n = 0;
@@ -192,7 +192,7 @@ TEST(CBackend, PoolingTestsItsTilesOutsideTheWindow) {
       ++n;
     return n;
   };
-  EXPECT_EQ(tiles(emit_c(optimize(forward_program(find_op("conv2d"), DType::f32)))), 2u);
+  EXPECT_EQ(tiles(emit_c(optimize(forward_program(find_op("conv2d"), DType::f32)))), 3u);
   for (const char* name : {"maxpool2d", "avgpool2d"}) {
     Program p = optimize(forward_program(find_op(name), DType::f32));
     std::string src = emit_c(p);
@@ -478,9 +478,11 @@ TEST(CBackend, LargeWriteOnceTilesStreamTheirStores) {
 }
 
 // matmul's rows, whose range cannot raise, run in tiles of 6, the rows left over in tiles of 4;
-// conv2d's output pixels, whose range divides by the stride, in tiles of 6 only. matmul's columns
-// left over run in tiles of 16; conv2d's, whose loads are checked, do not. Every tile's rows are
-// unrolled (a 12 x 32 tile GCC otherwise kept on the stack).
+// conv2d's output pixels, whose range divides by the stride, in tiles of 6, the pixels left over
+// in tiles of 2 counted on from them. matmul's columns left over run in tiles of 16; conv2d's,
+// whose loads are checked, do not. Every tile's rows are unrolled (a 12 x 32 tile GCC otherwise
+// kept on the stack). Every count of pixels left over, across the border and with a stride, and
+// a depthwise convolution's: bit for bit.
 TEST(CBackend, RowTilesShrinkOverTheRowsAndColumnsLeftOver) {
   auto tiles = [](const char* name) {
     Program p = plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {});
@@ -498,7 +500,30 @@ TEST(CBackend, RowTilesShrinkOverTheRowsAndColumnsLeftOver) {
   };
   using Tiles = std::vector<std::pair<int64_t, int64_t>>;
   EXPECT_EQ(tiles("matmul"), (Tiles{{6, 64}, {6, 16}, {4, 64}, {4, 16}}));
-  EXPECT_EQ(tiles("conv2d"), (Tiles{{6, 64}}));
+  EXPECT_EQ(tiles("conv2d"), (Tiles{{6, 64}, {2, 64}}));
+  for (const char* name : {"conv2d", "depthwise_conv2d"}) {
+    Program p = optimize(forward_program(find_op(name), DType::f32));
+    CCompileOptions exact;
+    exact.reassociate = false;
+    auto kernel = compile_c(p, exact);
+    uint64_t seed = 1;
+    for (int64_t width = 5; width <= 14; ++width)
+      for (int64_t stride : {1, 2}) {
+        // 70 channels out: a tile of 64 and 6 left over.
+        const bool depthwise = std::string(name) == "depthwise_conv2d";
+        ParamMap params = {{"stride", stride}, {"pad", 1}};
+        std::map<std::string, std::vector<int64_t>> shapes = {{"x", {2, 3, width, 70}},
+                                                              {"w", {3, 3, 70}}};
+        if (!depthwise) {
+          params["dilation"] = 1;
+          shapes = {{"x", {2, 3, width, 8}}, {"w", {70, 3, 3, 8}}};
+        }
+        TensorMap in = testing::random_inputs(p, shapes, seed++);
+        TensorMap want = interpret(p, in, params), got = testing::nan_like(want);
+        kernel->run_into(in, got, params);
+        EXPECT_TRUE(testing::same_outputs(want, got)) << name << " " << width << " " << stride;
+      }
+  }
 }
 
 // matmul's reduction tiles run inside its row tiles' team: one team per block, started in front
