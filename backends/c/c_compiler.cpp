@@ -171,6 +171,7 @@ CompilerInfo compiler_info(const std::string& compiler) {
   if (auto it = known.find(stamp); it != known.end()) return it->second;
   CompilerInfo info;
   info.command = command;
+  info.stamp = stamp;
   std::filesystem::path id_file =
       kernel_cache_path("compiler-" + kernel_cache_key(stamp, "openmp mvec", ""), ".id");
   if (auto cached = read_artifact(id_file); cached && cached->size() >= 3) {
@@ -223,6 +224,33 @@ std::string host_target() {
 
 }  // namespace
 
+int target_vector_bytes(const CompilerInfo& cc, const std::string& march) {
+  static std::mutex mutex;
+  static std::map<std::string, int> known;
+  const std::string key = cc.stamp + "|" + march;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  std::filesystem::path file =
+      kernel_cache_path("target-" + kernel_cache_key(key, "vector bytes", ""), ".id");
+  int bytes = 0;
+  if (auto cached = read_artifact(file);
+      cached && (*cached == "16" || *cached == "32" || *cached == "64")) {
+    bytes = std::stoi(*cached);
+  } else {
+    std::vector<std::string> argv = cc.command;
+    argv.insert(argv.end(), {"-march=" + march, "-dM", "-E", "-x", "c", "/dev/null"});
+    int status = 0;
+    std::string macros = run_command(argv, &status);
+    if (status != 0) return 64;  // not a target it knows: its compile will say so
+    bytes = macros.find("#define __AVX512F__ ") != std::string::npos ? 64
+            : macros.find("#define __AVX__ ") != std::string::npos   ? 32
+                                                                     : 16;
+    store_artifact(file, std::to_string(bytes));
+  }
+  known[key] = bytes;
+  return bytes;
+}
+
 CpuTarget cpu_target(const CCompileOptions& options, bool worksharing) {
   int bytes = 64;
   if (options.target == "native") {
@@ -239,6 +267,13 @@ CpuTarget cpu_target(const CCompileOptions& options, bool worksharing) {
     bytes = 32;
   } else if (options.target == "x86-64-v4") {
     bytes = 64;
+  } else {
+    // Any other name (haswell, znver3, skylake-avx512...): as the compiler defines it.
+    try {
+      bytes = target_vector_bytes(compiler_info(options.compiler), options.target);
+    } catch (const Error&) {
+      // No compiler to ask: the widest plan, which its compile would not get to anyway.
+    }
   }
   return {options.reassociate, worksharing, bytes};
 }

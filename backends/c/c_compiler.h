@@ -17,6 +17,7 @@ namespace uops::cgen {
 struct CompilerInfo {
   std::vector<std::string> command;  // what is run: the resolved program, then CC's other words
   std::string identity;              // the version text
+  std::string stamp;                 // its programs' paths, sizes and times (what keys it)
   bool openmp = false;
   bool mvec = false;  // links glibc's libmvec (-lmvec) with OpenMP
 };
@@ -33,11 +34,17 @@ int kernel_threads(const CCompileOptions& options);
 // keeps the team from starting (matmul 64^3, 8.5 against 3.2 us).
 std::vector<std::string> compile_flags(const CompilerInfo& cc, const CCompileOptions& options);
 
+// The width in bytes of the vectors `cc` compiles for with -march=<march>: 64 where it defines
+// __AVX512F__, 32 with __AVX__, else 16. Asked once (`cc -march=<march> -dM -E`), the answer kept
+// in the kernel cache under the compiler's stamp, so a kernel found in the cache costs no
+// compiler run; 64 where the compiler rejects the name (uncached: its compile will fail).
+int target_vector_bytes(const CompilerInfo& cc, const std::string& march);
+
 // What the passes plan a kernel compiled with `options` for (plan_cpu): its reassociation, and
 // the width of its target's vectors: for "native" the host's (x86: 64 with AVX-512, 32 with AVX,
 // else 16; 16 elsewhere), for "" 16 (the compilers' default x86-64 and AArch64 targets), for
-// x86-64-v2/-v3/-v4 16/32/64; any other name 64, the tiles of every target before vector_bytes
-// (correct on any, kept in registers on AVX-512).
+// x86-64-v2/-v3/-v4 16/32/64; any other name as the compiler defines it (target_vector_bytes),
+// 64 where no compiler answers (the widest tiles: correct on any target).
 CpuTarget cpu_target(const CCompileOptions& options, bool worksharing = false);
 std::vector<std::string> link_libraries(const CompilerInfo& cc, const CCompileOptions& options);
 

@@ -903,6 +903,15 @@ TEST(CBackend, TilesFitTheTargetsVectorRegisters) {
   v1.target = "";
   EXPECT_EQ(cgen::cpu_target(v3).vector_bytes, 32);
   EXPECT_EQ(cgen::cpu_target(v1).vector_bytes, 16);
+#if defined(__x86_64__)
+  // Other names as the compiler defines them; one it rejects gets the widest plan.
+  for (auto [name, bytes] : std::vector<std::pair<std::string, int>>{
+           {"haswell", 32}, {"skylake-avx512", 64}, {"nehalem", 16}, {"no-such-cpu", 64}}) {
+    CCompileOptions named;
+    named.target = name;
+    EXPECT_EQ(cgen::cpu_target(named).vector_bytes, bytes) << name;
+  }
+#endif
   EXPECT_EQ(emit_c(matmul, v3).find("float tile_v2[6][64]"), std::string::npos);
   CCompileOptions v4;
   v4.target = "x86-64-v4";
