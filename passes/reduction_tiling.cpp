@@ -313,11 +313,14 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   // Where i's range divides, the rows left over run in tiles of kRaisingRestRows counted on from
   // the whole tiles (split_whole_tiles' `after`), so no index repeats the division. One row at a
   // time reads each weight for 1 multiply-add, from L2 where the weights outgrow L1 (conv2d's 2
-  // pixels of 56 left by tiles of 6 took 7% of its time for 3.6% of its work).
+  // pixels of 56 left by tiles of 6 took 7% of its time for 3.6% of its work). With AVX-512
+  // only: in rows of lanes, 2 x 16 columns hold 4 vectors of AVX2, too few to cover the latency
+  // of their multiply-adds where a run of 64 columns holds 8 (conv2d at x86-64-v3 over 28 x 28
+  // pixels ran 4% slower with them), and depthwise conv2d's plain 2 x 64 ran 2% slower there.
   Loop pair_rest_i, pair_rest_j;
   std::optional<Block> pairs;
-  if (raises && first_rows && rows > kRaisingRestRows && rows % kRaisingRestRows == 0 &&
-      !empty(rest_rows.loops[ii]) && !empty(rest_rows.loops[n - 1]))
+  if (raises && first_rows && vector_bytes >= 64 && rows > kRaisingRestRows &&
+      rows % kRaisingRestRows == 0 && !empty(rest_rows.loops[ii]) && !empty(rest_rows.loops[n - 1]))
     pairs = tiles(b, cols, &pair_rest_j, &pair_rest_i, kRaisingRestRows, rows);
   if (pairs) {
     out.push_back(std::move(*pairs));
