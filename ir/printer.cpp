@@ -156,6 +156,12 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
       t += " " + tensor_name(p, tensor) + "[.., " + index_text(p, e) + "]";
     parts.push_back(t + " bound at loop " + std::to_string(plan.tile_rows_at));
   }
+  if (!plan.tile_steps.empty()) {
+    std::string t = "else rows by steps";
+    for (auto& [tensor, index] : plan.tile_steps)
+      t += " " + tensor_name(p, tensor) + indices(p, index);
+    parts.push_back(t + " bound at loop " + std::to_string(plan.tile_steps_at));
+  }
   if (!plan.tile_skip.empty()) {
     std::string t = "else only where in range";
     for (auto& s : plan.tile_skip)

@@ -84,6 +84,10 @@ bool same(const LoopPlan& a, const LoopPlan& b) {
          (a.tile_store ? b.tile_store && equal(a.tile_store, b.tile_store) : !b.tile_store) &&
          a.empty_tests == b.empty_tests && a.fill_unless == b.fill_unless &&
          a.tile_rows_at == b.tile_rows_at && a.tile_transpose == b.tile_transpose &&
+         a.tile_steps_at == b.tile_steps_at &&
+         all_same(
+             a.tile_steps, b.tile_steps,
+             [](auto& x, auto& y) { return x.first == y.first && same(x.second, y.second); }) &&
          all_same(
              a.tile_corners, b.tile_corners,
              [](auto& x, auto& y) { return x.first == y.first && same(x.second, y.second); }) &&

@@ -217,6 +217,26 @@ class Verifier {
           (plan.tile_rows_at >= int(n) || plan.tile_rows_at < int(row_binding_loop(block, k))))
         fail(at + " binds its rows in front of loop " + std::to_string(plan.tile_rows_at) +
              ", outside its test or where a loop inside moves them");
+      if (!plan.tile_steps.empty()) {
+        if (plan.tile_corners.empty())
+          fail(at + " binds rows by steps in the else of a tile corner test it does not make");
+        const bool placed = plan.tile_steps_at >= int(k) && plan.tile_steps_at + 2 < int(n);
+        if (!placed)
+          fail(at + " binds rows by steps in front of loop " + std::to_string(plan.tile_steps_at) +
+               ", outside its test or inside the tile");
+        for (auto& [t, index] : placed ? plan.tile_steps : decltype(plan.tile_steps){}) {
+          bool found = false;
+          for (auto& s : block.loops.back().stmts)
+            for_each_load(s.value, [&](const ValueNode& l) {
+              found |= l.checked && l.tensor == t && same_index(l.index, index) &&
+                       l.index.back()->kind == IndexKind::Var &&
+                       l.index.back()->var == block.loops[size_t(plan.tile_steps_at)].var;
+            });
+          if (!found)
+            fail(at + " binds by steps a load its tile does not make along loop " +
+                 std::to_string(plan.tile_steps_at));
+        }
+      }
       if (plan.tile_width) {
         bool lanes = k + 1 == n && plan.tile_width > 0;
         for (auto& s : block.loops[k].stmts)

@@ -94,6 +94,41 @@ std::vector<std::pair<int, Index>> row_tests(const Block& b, size_t from) {
   return out;
 }
 
+// The checked loads of the tile (loops [first, n): rows, then columns, a constant count of rows)
+// that are one value for every column (no axis uses the innermost loop) and whose last axis is
+// the variable of a loop between the test (in front of loop `at`) and the tile, spanning the axis
+// (LoopRanges::spans_axis), which no other axis uses: that loop and the loads, each once
+// (LoopPlan::tile_steps). All share the first such loop; none where there are none.
+std::pair<size_t, std::vector<std::pair<int, std::vector<Index>>>> step_rows(
+    const LoopRanges& ranges, const Block& b, size_t at, size_t first) {
+  const size_t n = b.loops.size();
+  int64_t start = -1, rows = 0;
+  if (first + 2 != n || !is_const(b.loops[first].start, &start) || start != 0 ||
+      !is_const(b.loops[first].end, &rows) || rows < 1)
+    return {};
+  const int c = b.loops.back().var;
+  size_t loop = 0;
+  std::vector<std::pair<int, std::vector<Index>>> out;
+  for (auto& s : b.loops.back().stmts)
+    for_each_load(s.value, [&](const ValueNode& l) {
+      if (!l.checked || l.index.empty()) return;
+      const Index& last = l.index.back();
+      if (last->kind != IndexKind::Var || !ranges.spans_axis(l.tensor, l.index.size() - 1, last))
+        return;
+      size_t x = at;
+      while (x < first && b.loops[x].var != last->var) ++x;
+      if (x == first || (loop && x != loop)) return;
+      for (size_t a = 0; a < l.index.size(); ++a)
+        if (uses_var(l.index[a], c) || (a + 1 < l.index.size() && uses_var(l.index[a], last->var)))
+          return;
+      for (auto& [t, index] : out)
+        if (t == l.tensor && same_index(index, l.index)) return;
+      loop = x;
+      out.push_back({l.tensor, l.index});
+    });
+  return {loop, std::move(out)};
+}
+
 // The value every element of a tile around loop k of block bi holds when it starts, when known:
 // the value its tensor holds when the block starts (ir::value_at_start), when the loops outside
 // k are exclusive (ir::loop_parallelism), so no earlier iteration of the block itself touched
@@ -234,6 +269,9 @@ Program plan_register_tiles(Program p) {
       if (!planned[test.at].plan.tile_rows.empty())
         planned[test.at].plan.tile_rows_at = int(row_binding_loop(b, test.at));
       planned[test.at].plan.tile_skip = skipped_axes(b, test.at);
+      auto [steps_at, steps] = step_rows(ranges, b, test.at, first);
+      planned[test.at].plan.tile_steps = std::move(steps);
+      planned[test.at].plan.tile_steps_at = int(steps_at);
       break;
     }
   }

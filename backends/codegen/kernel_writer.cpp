@@ -559,11 +559,14 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
       out += pad(indent) + "} else if (" + (rows.empty() ? "1" : rows) + ") {\n";
       border_rows_ = true;
       rows_at_ = size_t(l.plan.tile_rows_at);
+      steps_ = l.plan.tile_steps.empty() ? nullptr : &l.plan;
       nest(b, k, indent + 1, out, before, atomic, other);
       border_rows_ = false;
     }
     out += pad(indent) + (skip.empty() ? "} else {\n" : "} else if (" + skip + ") {\n");
+    steps_ = l.plan.tile_steps.empty() ? nullptr : &l.plan;
     nest(b, k, indent + 1, out, before, atomic, other);
+    steps_ = nullptr;
     out += pad(indent) + "}\n";
     return;
   }
@@ -634,6 +637,8 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   }
   if (l.plan.tile_transpose) return transposed_copy(b, k, indent, out, before);
   if (border_rows_ && k == rows_at_ && bind_row(b, k, indent, out, before, atomic, within)) return;
+  if (steps_ && k == size_t(steps_->tile_steps_at) && !within.steps_bound)
+    return bind_steps(b, k, indent, out, before, atomic, within);
   // An end that may raise (a division by a parameter) is evaluated once in front of its loop,
   // as the IR means: in the loop's condition the error bit it may set keeps the compiler from
   // hoisting it, and the division ran every iteration (pooling's rows: 15% of the kernel).
@@ -710,6 +715,48 @@ bool KernelWriter::bind_row(const Block& b, size_t k, int indent, std::string& o
   out += pad(indent) + "}\n";
   row_of_.erase(row);
   return true;
+}
+
+// In a border tile's else (LoopPlan::tile_steps), in front of loop k, along which each such load
+// reads a row (its last axis is k's variable): for each row r of the tile, a pointer to the row,
+// or to the load's fill where its other axes are out of range, and a step of 1 or 0; the load
+// reads row[r][k * step[r]]. The same value as the checked load, element by element, with no
+// test inside the loop, so the compiler keeps the tile in registers and hoists the pointers.
+void KernelWriter::bind_steps(const Block& b, size_t k, int indent, std::string& out,
+                              const Before& before, const std::set<int>& atomic, Within within) {
+  const Loop& r = b.loops[b.loops.size() - 2];
+  const std::string rv = Names::var(r.var), kv = Names::var(b.loops[k].var), rows = index(r.end);
+  std::vector<const ValueNode*> bound;
+  out += pad(indent) + "{\n";
+  for (auto& [t, at] : steps_->tile_steps) {
+    const ValueNode* load = nullptr;
+    for (auto& s : b.loops.back().stmts)
+      for_each_load(s.value, [&](const ValueNode& n) {
+        if (!load && n.checked && n.tensor == t && same_index(n.index, at)) load = &n;
+      });
+    if (!load || row_of_.count(load)) continue;
+    const std::string name = "step_" + std::to_string(steps_declared_++),
+                      type = element_type(p_.tensors[size_t(t)].dtype);
+    std::vector<Index> other(at.begin(), at.end() - 1), start = at;
+    start.back() = idx::constant(0);
+    std::string test;
+    for (auto& a : axis_tests(t, other)) test += (test.empty() ? "" : " && ") + a;
+    out += pad(indent + 1) + "const " + type + " " + name + "_fill = " + literal(load->fill) +
+           ";\n" + pad(indent + 1) + "const " + type + " *" + name + "_row[" + rows + "];\n" +
+           pad(indent + 1) + "int64_t " + name + "_step[" + rows + "];\n" + pad(indent + 1) +
+           "#pragma GCC unroll " + rows + "\n" + pad(indent + 1) + "for (int64_t " + rv + " = 0; " +
+           rv + " < " + rows + "; ++" + rv + ") {\n" + pad(indent + 2) + "const int " + name +
+           "_in = " + (test.empty() ? "1" : test) + ";\n" + pad(indent + 2) + name + "_row[" + rv +
+           "] = " + name + "_in ? &" + names_.tensors[size_t(t)] + "[" + offset(t, start) +
+           "] : &" + name + "_fill;\n" + pad(indent + 2) + name + "_step[" + rv + "] = " + name +
+           "_in;\n" + pad(indent + 1) + "}\n";
+    row_of_[load] = name + "_row[" + rv + "][" + kv + " * " + name + "_step[" + rv + "]]";
+    bound.push_back(load);
+  }
+  within.steps_bound = true;
+  nest(b, k, indent + 1, out, before, atomic, within);
+  for (const ValueNode* n : bound) row_of_.erase(n);
+  out += pad(indent) + "}\n";
 }
 
 bool KernelWriter::runs_in_lanes(const LoopPlan& plan) {

@@ -132,6 +132,7 @@ class KernelWriter {
     bool tile_tested = false;   // under the tile's corner test, or in its else
     bool end_declared = false;  // this loop's end is in `<var>_end` (declared in front of it)
     bool narrowed = false;      // under the test of a range short enough for fewer lanes
+    bool steps_bound = false;   // the tile's rows by steps are bound (LoopPlan::tile_steps)
   };
   void nest(const Block& b, size_t k, int indent, std::string& out, const Before& before,
             const std::set<int>& atomic, Within within);
@@ -139,6 +140,8 @@ class KernelWriter {
              const std::set<int>& atomic, const std::string& end);
   bool bind_row(const Block& b, size_t k, int indent, std::string& out, const Before& before,
                 const std::set<int>& atomic, Within within);
+  void bind_steps(const Block& b, size_t k, int indent, std::string& out, const Before& before,
+                  const std::set<int>& atomic, Within within);
 
   // What is being written: a register tile's tensor and its element's name in the tile, and
   // whether checked loads are known in range (under a tile's corner test).
@@ -152,6 +155,9 @@ class KernelWriter {
   bool narrow_ = false;  // printing a loop's copy in LoopPlan::narrow_lanes lanes
   std::map<const ValueNode*, std::string> row_of_;
   int rows_declared_ = 0;
+  // In a border tile's else: the test's plan, whose tile_steps bind_steps binds.
+  const LoopPlan* steps_ = nullptr;
+  int steps_declared_ = 0;
   // In a loop run in lanes by hand: the lane's name; the carried scalars live in arrays.
   std::string lane_;
   // In a tile in rows of lanes (LoopPlan::tile_width): the current row's vector, and while its

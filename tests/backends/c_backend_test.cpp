@@ -213,6 +213,41 @@ TEST(CBackend, PoolingTestsItsTilesOutsideTheWindow) {
   }
 }
 
+// conv2d's border tiles read each pixel's row of input channels through a pointer and a step
+// bound per row of the tile in front of the channels' loop (LoopPlan::tile_steps): the row, or
+// the fill with a step of 0 where the pixel lies in the padding. Tiles wholly in the padding,
+// half in it, with a stride and a dilation, against the interpreter bit for bit, f32 and f64.
+TEST(CBackend, Conv2dBorderTilesReadRowsBySteps) {
+  for (DType dtype : {DType::f32, DType::f64}) {
+    Program p = optimize(forward_program(find_op("conv2d"), dtype));
+    Program planned = plan_cpu(p, {});
+    int steps = 0;
+    for (auto& b : planned.blocks)
+      for (auto& l : b.loops)
+        if (!l.plan.tile_steps.empty()) {
+          ++steps;
+          const Loop& channels = b.loops[size_t(l.plan.tile_steps_at)];
+          EXPECT_EQ(l.plan.tile_steps[0].second.back()->var, channels.var) << print(planned);
+        }
+    EXPECT_GE(steps, 2) << print(planned);  // the tiles of 6 pixels and of 2
+    std::string src = emit_c(p);
+    EXPECT_NE(src.find("_step["), std::string::npos) << src;
+    CCompileOptions exact;
+    exact.reassociate = false;
+    auto bitwise = compile_c(p, exact);
+    uint64_t seed = 3;
+    for (auto [stride, pad, dilation] : {std::tuple{1, 1, 1}, {2, 2, 2}, {1, 3, 1}, {3, 4, 1}}) {
+      ParamMap params = {{"stride", stride}, {"pad", pad}, {"dilation", dilation}};
+      TensorMap in =
+          testing::random_inputs(p, {{"x", {2, 5, 13, 3}}, {"w", {70, 3, 3, 3}}}, seed++);
+      TensorMap want = interpret(p, in, params), got = testing::nan_like(want);
+      bitwise->run_into(in, got, params);
+      EXPECT_TRUE(testing::same_outputs(want, got))
+          << dtype_name(dtype) << " " << stride << " " << pad << " " << dilation;
+    }
+  }
+}
+
 // A pool's window reads nothing that all of a tile's rows share: its tiles are runs of 64
 // channels of one pixel, vectorized rather than unrolled (LoopPlan::unroll), where conv2d's
 // (whose weights every row of the tile reads) keep 6 rows, and its pixels left over run such
