@@ -224,7 +224,9 @@ class Verifier {
         if (!placed)
           fail(at + " binds rows by steps in front of loop " + std::to_string(plan.tile_steps_at) +
                ", outside its test or inside the tile");
-        for (auto& [t, index] : placed ? plan.tile_steps : decltype(plan.tile_steps){}) {
+        for (auto& step : placed ? plan.tile_steps : decltype(plan.tile_steps){}) {
+          const int t = step.first;
+          const std::vector<Index>& index = step.second;
           bool found = false;
           for (auto& s : block.loops.back().stmts)
             for_each_load(s.value, [&](const ValueNode& l) {

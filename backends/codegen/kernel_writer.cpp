@@ -728,7 +728,9 @@ void KernelWriter::bind_steps(const Block& b, size_t k, int indent, std::string&
   const std::string rv = Names::var(r.var), kv = Names::var(b.loops[k].var), rows = index(r.end);
   std::vector<const ValueNode*> bound;
   out += pad(indent) + "{\n";
-  for (auto& [t, at] : steps_->tile_steps) {
+  for (auto& step : steps_->tile_steps) {
+    const int t = step.first;
+    const std::vector<Index>& at = step.second;
     const ValueNode* load = nullptr;
     for (auto& s : b.loops.back().stmts)
       for_each_load(s.value, [&](const ValueNode& n) {
