@@ -1,12 +1,17 @@
 // The kept large blocks behind tensors' bytes (uops/ir/tensor.h, detail::allocate_block): a freed
 // block serves the next tensor of its size class, what is kept stays under the limit, a kept block
 // is zeroed again for a zero-filled tensor, and tensors made and freed on many threads at once
-// neither lose nor share a block.
+// neither lose nor share a block; a block of a huge page and more starts on one and asks for huge
+// pages over its whole huge pages only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -50,6 +55,40 @@ TEST_F(BlockCache, AFreedLargeBlockServesTheNextTensorOfItsClass) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(u.bytes.data()) % 4096, 0u);  // large: on a page
   EXPECT_EQ(block_cache_stats().blocks, 0u);
   EXPECT_EQ(block_cache_stats().hits, kept.hits + 1);
+}
+
+// The VmFlags of the mapping holding `p` in /proc/self/smaps ("" where none holds it).
+std::string vm_flags_at(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> begin >> dash >> end && dash == '-' &&
+        line.find(':') > line.find(' ')) {
+      inside = begin <= at && at < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST_F(BlockCache, HugePageBlocksStartOnOneAndAskForHugePagesOverTheirWholeOnes) {
+  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+  Tensor t = Tensor::uninitialized(DType::f32, {3 << 18});  // 3 MiB
+  const unsigned char* p = t.bytes.data();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHuge, 0u);
+  Tensor below = Tensor::uninitialized(DType::f32, {kFloats / 4});  // 1 MiB: a page is enough
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(below.bytes.data()) % 4096, 0u);
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled"))
+    GTEST_SKIP() << "this kernel has no transparent huge pages to ask for";
+  // "hg": the range was advised MADV_HUGEPAGE. The last MiB, not a whole huge page, was not.
+  EXPECT_NE(vm_flags_at(p).find(" hg"), std::string::npos) << vm_flags_at(p);
+  EXPECT_EQ(vm_flags_at(p + kHuge).find(" hg"), std::string::npos) << vm_flags_at(p + kHuge);
+  EXPECT_EQ(vm_flags_at(below.bytes.data()).find(" hg"), std::string::npos);
 }
 
 TEST_F(BlockCache, SmallBlocksAndOtherClassesAreNotServedFromIt) {
