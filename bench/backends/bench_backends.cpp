@@ -547,6 +547,8 @@ void run_against_peers(benchmark::State& state, Workload (*make)()) {
       benchmark::DoNotOptimize(to->data());
     });
   }
+  // The peers' buffers on huge pages, as uops' tensors are (bench_common.h).
+  bench::huge_pages_for_every_buffer();
   std::vector<double> uops_times, run_over_kernel;
   std::map<std::string, std::vector<double>> ratios;
   for (auto _ : state) {
