@@ -77,8 +77,15 @@ bool try_substitute(Program& p, int t) {
 
 constexpr size_t kMaxComposedIndex = 64;
 
-int size(const Value& v) {
-  return v ? 1 + size(v->a) + size(v->b) + size(v->c) : 0;
+// The distinct subexpressions of v, counted up to limit + 1: the compiler computes a repeated one
+// once (layernorm's gradient from saved statistics adds one term to itself: 37 nodes, 22 distinct).
+size_t distinct_nodes(const Value& v, size_t limit, std::vector<Value>& seen) {
+  if (v && seen.size() <= limit &&
+      std::none_of(seen.begin(), seen.end(), [&](const Value& s) { return equal(s, v); })) {
+    seen.push_back(v);
+    for (const Value& x : {v->a, v->b, v->c}) distinct_nodes(x, limit, seen);
+  }
+  return seen.size();
 }
 
 // A temporary that is a carried-free function of tensors nothing changes afterwards, assigned
@@ -97,7 +104,8 @@ void recompute_in_later_blocks(Program& p, int t) {
   const Stmt* w = nullptr;
   for (auto& s : x.loops.back().stmts)
     if (s.kind == StmtKind::assign && s.tensor == t) w = &s;
-  if (!w || size(w->value) > 32 || !stored_exactly(p, t, w->value)) return;
+  std::vector<Value> seen;
+  if (!w || distinct_nodes(w->value, 32, seen) > 32 || !stored_exactly(p, t, w->value)) return;
   std::vector<int> carried;
   collect_carried(w->value, carried);
   if (!carried.empty()) return;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "support/loop_programs.h"
+#include "uops/autodiff/graph_gradient.h"
+#include "uops/ops/registry.h"
 #include "uops/passes/dead_code.h"
 #include "uops/passes/pipeline.h"
 
@@ -75,6 +77,50 @@ TEST(Substitution, KeepsADefinitionReadingACarriedScalarUpdatedBeforeItsUse) {
   TensorMap out = interpret(p, in);
   EXPECT_EQ(out.at("y").get(0), 0.0);
   expect_same(p, optimize(p, {true}), in);
+}
+
+// A temporary read by a later block is recomputed there where its expression has at most 32
+// distinct subexpressions; a term repeated in it counts once, as the compiler computes it once.
+TEST(Substitution, RecomputesInLaterBlocksCountingARepeatedTermOnce) {
+  // 20 nested exponentials of x: 21 distinct nodes.
+  Value chain = val::load(0, {V()});
+  for (int i = 0; i < 20; ++i) chain = val::unary(UnaryOp::exp, chain);
+  auto program = [&](const Value& v) {
+    Program p = vector_program({{"t", Role::temporary}, {"out", Role::output}});
+    p.blocks.push_back(vector_block(p, "write", {assign(1, {V()}, v)}));
+    p.blocks.push_back(vector_block(p, "read", {assign(2, {V()}, val::load(1, {V()}))}));
+    return p;
+  };
+  // The chain added to itself: 43 nodes, 22 distinct. t goes.
+  Program twice = program(val::binary(BinaryOp::add, chain, chain));
+  EXPECT_EQ(eliminate_dead_code(substitute_variables(twice)).find_tensor("t"), -1);
+  // Added to a chain of 12 more: 34 distinct. t stays.
+  Value longer = chain;
+  for (int i = 0; i < 12; ++i) longer = val::unary(UnaryOp::exp, longer);
+  Program distinct = program(val::binary(BinaryOp::add, chain, longer));
+  EXPECT_GE(eliminate_dead_code(substitute_variables(distinct)).find_tensor("t"), 0);
+  TensorMap in{{"x", ramp(DType::f32, {3})}};
+  expect_same(twice, optimize(twice, {true}), in);
+}
+
+// layernorm's gradient, given its row statistics or not (the bench's layernorm_bwd), keeps no
+// temporary of x's size: dx's term is recomputed from the loads its block makes anyway.
+TEST(Substitution, LayernormGradientKeepsNoTemporaryOfItsInputsSize) {
+  Graph g = find_op("layernorm").build(DType::f32);
+  std::vector<int> saved;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const UopNode& v = g.nodes()[i];
+    if ((v.kind == UopKind::reduce && g.nodes()[v.operands[0]].kind == UopKind::input) ||
+        (v.kind == UopKind::unary && v.uop == UnaryOp::rsqrt))
+      saved.push_back(int(i));
+  }
+  ASSERT_EQ(saved.size(), 2u);
+  for (const Program& p : {optimize(gradient(g, {"x", "gamma", "beta"}, "d", saved)),
+                           optimize(gradient(g, {"x", "gamma", "beta"}))})
+    for (const TensorInfo& t : p.tensors)
+      EXPECT_FALSE(t.role == Role::temporary && t.shape.size() == 2 && !is_const(t.shape[1]))
+          << t.name << " in\n"
+          << print(p);
 }
 
 }  // namespace
