@@ -1,5 +1,7 @@
 #include "uops/passes/storage_reuse.h"
 
+#include <set>
+
 #include "uops/ir/analysis.h"
 
 namespace uops {
@@ -69,6 +71,28 @@ int target(const Program& p, int t, bool holds_expensive) {
     if (a.tensor == t && !same_index(a.index, s.index)) return -1;
     if (a.tensor == y && !(a.write && a.loop == loop && a.stmt == last)) return -1;
   }
+  // t stays where a temporary computed from it before S (in an earlier block, or earlier in S's
+  // loop) is read after S: in y's storage, S would overwrite what substituting that temporary
+  // reads (gelu's gradient: (1 + tanh) dy / 2, read after tanh's square).
+  std::set<int> from_t{t};
+  for (size_t grown = 0; grown != from_t.size();) {
+    grown = from_t.size();
+    for (int b = 0; b <= last_block; ++b)
+      for (int l = 0; l < int(p.blocks[b].loops.size()); ++l)
+        for (int k = 0; k < int(p.blocks[b].loops[l].stmts.size()); ++k) {
+          const Stmt& u = p.blocks[b].loops[l].stmts[k];
+          if (u.kind == StmtKind::reduce || p.tensors[u.tensor].role != Role::temporary ||
+              (b == last_block && (l != loop || k >= last)))
+            continue;
+          for (auto& a : stmt_accesses(u, l, k))
+            if (!a.write && from_t.count(a.tensor)) from_t.insert(u.tensor);
+        }
+  }
+  for (size_t b = size_t(last_block); b < p.blocks.size(); ++b)
+    for (auto& a : block_accesses(p.blocks[b]))
+      if (!a.write && a.tensor != t && from_t.count(a.tensor) &&
+          (int(b) > last_block || a.loop != loop || a.stmt > last))
+        return -1;
   for (int k = 0; k <= loop; ++k) {
     bool pinned = false;
     for (auto& e : s.index) pinned |= pins_var(e, block.loops[k].var);
