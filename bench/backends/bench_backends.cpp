@@ -751,6 +751,47 @@ Workload softmax_bwd() {
   return w;
 }
 
+// gelu's dx from dy and x (the tanh form, as the op computes it), an activation's backward as a
+// framework runs it: uops' gradient program against oneDNN's eltwise_backward (gelu_tanh) and an
+// Eigen expression.
+Workload gelu_bwd() {
+  const int64_t m = 4096, n = 1024;
+  Workload w;
+  w.program = optimize(gradient_program(find_op("gelu"), DType::f32));
+  w.inputs = {{"x", random_tensor({m, n}, 40)}, {"dy", random_tensor({m, n}, 41)}};
+  w.output_bytes = m * n * 4;
+  const float* xp = w.inputs["x"].data<float>();
+  const float* gp = w.inputs["dy"].data<float>();
+  auto dx = std::make_shared<RowMatrix>(m, n);
+  w.eigen = [=] {
+    const float k = 0.7978845608028654f, c = 0.044715f;
+    auto x = ConstMap(xp, m, n).array();
+    auto t = (k * (x + c * x * x * x)).tanh();
+    dx->array() = ConstMap(gp, m, n).array() *
+                  (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k * (1.0f + 3.0f * c * x * x));
+    benchmark::DoNotOptimize(dx->data());
+  };
+  w.checks.push_back({"Eigen", "dx", [dx] { return dx->data(); }});
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto dxd = std::make_shared<RowMatrix>(m, n);
+    auto src = dnnl_memory({m, n}, Tag::ab, const_cast<float*>(xp));
+    auto dy = dnnl_memory({m, n}, Tag::ab, const_cast<float*>(gp));
+    auto diff_src = dnnl_memory({m, n}, Tag::ab, dxd->data());
+    const auto gelu = dnnl::algorithm::eltwise_gelu_tanh;
+    dnnl::eltwise_forward::primitive_desc hint(
+        {dnnl::prop_kind::forward_training, gelu, src.get_desc(), 0.0f, 0.0f}, Dnnl::engine());
+    dnnl::eltwise_backward::primitive_desc pd({gelu, dy.get_desc(), src.get_desc(), 0.0f, 0.0f},
+                                              Dnnl::engine(), hint);
+    Dnnl d{std::make_shared<dnnl::eltwise_backward>(pd),
+           {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, diff_src}}};
+    w.peers.emplace_back("oneDNN", d.runner());
+    w.checks.push_back({"oneDNN", "dx", [dxd] { return dxd->data(); }});
+  }
+#endif
+  return w;
+}
+
 // layernorm's dx, dgamma and dbeta from dy, x and gamma. uops recomputes the row statistics;
 // oneDNN's layer_normalization_backward is given them (computed once, untimed).
 Workload layernorm_bwd() {
@@ -1081,6 +1122,7 @@ AGAINST_PEERS(conv2d_bwd_data)
 AGAINST_PEERS(conv2d_bwd_weights)
 AGAINST_PEERS(softmax_bwd)
 AGAINST_PEERS(layernorm_bwd)
+AGAINST_PEERS(gelu_bwd)
 AGAINST_PEERS(batched_matmul)
 AGAINST_PEERS(attention_s128)
 AGAINST_PEERS(attention_s512)
