@@ -4,6 +4,9 @@
 // substitution, which then build softmax as max, exp-and-sum into y, y /= sum. A temporary that
 // took t's storage moves on the same way along its own last reader (one read is enough then), so
 // a chain of temporaries, as gradient graphs lower to (dy * (t * (1 - t))), ends in the output.
+// A temporary keeps its storage where another temporary computed from it (transitively, before
+// its last reader) is read after that reader: the overwrite would keep substitution from folding
+// that one in, and it would stay a full-size temporary (gelu's gradient kept three).
 //
 // Renaming t to y is exact when: t's last access is a statement S `y[idx] = f(t[idx], ...)` in the
 // same loop as every access of t in S's block, all at idx, which tells apart the iterations of

@@ -7,8 +7,9 @@
 // scalar the expression uses, blocks the substitution. The temporary is then untouched and dead
 // code elimination drops it from the tensor table.
 //
-// Before that, for each temporary: one assigned by a single statement (at most 32 value nodes,
-// reading no carried scalar and nothing its own block or any later block writes) in the
+// Before that, for each temporary: one assigned by a single statement (at most 32 distinct
+// subexpressions, a repeated one counted once as a compiler computes it once; reading no carried
+// scalar and nothing its own block or any later block writes) in the
 // innermost loop of a block whose loops are exactly its axes from 0, is recomputed in each later
 // block whose every access to it is proven in range: the reads become the assigned expression
 // at the composed index (unless a composed index passes 64 nodes). softmax and layernorm then
