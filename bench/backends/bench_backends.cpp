@@ -547,8 +547,9 @@ void run_against_peers(benchmark::State& state, Workload (*make)()) {
       benchmark::DoNotOptimize(to->data());
     });
   }
-  // The peers' buffers on huge pages, as uops' tensors are (bench_common.h).
-  bench::huge_pages_for_every_buffer();
+  // The peers' buffers on huge pages, as uops' tensors are (bench_common.h); how many MiB in the
+  // JSON, to tell a system that gave none.
+  state.counters["huge_pages_MiB"] = double(bench::huge_pages_for_every_buffer()) / (1 << 20);
   std::vector<double> uops_times, run_over_kernel;
   std::map<std::string, std::vector<double>> ratios;
   for (auto _ : state) {
