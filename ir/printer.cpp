@@ -140,6 +140,7 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
     parts.push_back("from " + format_double(*plan.tile_start) + first);
   }
   if (plan.tile_stream) parts.push_back("streamed");
+  if (plan.stream) parts.push_back("streamed rows");
   if (plan.tile_store) parts.push_back("stores " + print(p, plan.tile_store));
   if (plan.unroll) parts.push_back("unroll");
   if (plan.tile_width) parts.push_back("in rows of " + std::to_string(plan.tile_width) + " lanes");

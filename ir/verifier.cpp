@@ -324,6 +324,11 @@ class Verifier {
         fail(at + ": a tile's store map without a tile, or with streamed stores");
       if (plan.tile_stream && !plan.tile_start)
         fail(at + ": a streamed tile that does not start from a known value");
+      const Loop& loop = block.loops[k];
+      if (plan.stream && (k + 1 != block.loops.size() || loop.stmts.size() != 1 ||
+                          loop.stmts[0].kind != StmtKind::assign || loop.stmts[0].checked ||
+                          !loop.carried.empty() || plan.threads != LoopPlan::Threads::none))
+        fail(at + ": streamed rows that are not the innermost loop's one unchecked assignment");
       // The printer writes a transposed copy tile's two loops as one call: nothing else planned.
       if (plan.tile_transpose) {
         if (k + 2 != block.loops.size() || !copies_transposed(p_, block))

@@ -204,11 +204,11 @@ std::vector<AxisIndex> skipped_axes(const Block& b, size_t at) {
   return out;
 }
 
-// Whether the tile of block bi, which starts from a known value, streams its stores
-// (register_tiles.h): its tensor is an f32 or f64 output that no later block loads, and the
-// innermost tile loop c runs along the tensor's last axis alone (c plus other terms) over whole
-// cache lines.
-bool streams(const Program& p, size_t bi) {
+// Whether block bi streams the stores of its innermost loop c (register_tiles.h): their tensor
+// is an f32 or f64 output that neither bi nor a later block loads, and c runs along the tensor's
+// last axis alone (c plus other terms); for a tile, over whole cache lines (the later blocks that
+// accumulate into the tensor are its pieces left over), for rows, with no later accumulation.
+bool streams(const Program& p, size_t bi, bool whole_lines) {
   const Block& b = p.blocks[bi];
   const Stmt& s = b.loops.back().stmts[0];
   const TensorInfo& info = p.tensors[size_t(s.tensor)];
@@ -216,15 +216,17 @@ bool streams(const Program& p, size_t bi) {
     return false;
   const Loop& c = b.loops.back();
   int64_t start = -1, end = 0;
-  if (!is_const(c.start, &start) || start != 0 || !is_const(c.end, &end) ||
-      end * int64_t(dtype_size(info.dtype)) % 64 != 0 || !plus_var(s.index.back(), c.var))
+  if (whole_lines && (!is_const(c.start, &start) || start != 0 || !is_const(c.end, &end) ||
+                      end * int64_t(dtype_size(info.dtype)) % 64 != 0))
     return false;
+  if (!plus_var(s.index.back(), c.var)) return false;
   for (size_t a = 0; a + 1 < s.index.size(); ++a)
     if (uses_var(s.index[a], c.var)) return false;
-  for (size_t later = bi + 1; later < p.blocks.size(); ++later)
+  for (size_t later = bi; later < p.blocks.size(); ++later)
     for (auto& l : p.blocks[later].loops)
       for (auto& st : l.stmts) {
-        bool loads = false;
+        bool loads =
+            !whole_lines && later > bi && st.kind == StmtKind::accumulate && st.tensor == s.tensor;
         for_each_load(st.value, [&](const ValueNode& n) { loads |= n.tensor == s.tensor; });
         if (loads) return false;
       }
@@ -262,7 +264,7 @@ Program plan_register_tiles(Program p) {
       planned[k].plan.tile_start = start.value;
       planned[k].plan.tile_start_first = start.first;
       planned[k].plan.tile_stream =
-          start.value && start.first.empty() && from == 1 && streams(loops, bi);
+          start.value && start.first.empty() && from == 1 && streams(loops, bi, true);
       if (test.accesses.empty()) break;
       planned[test.at].plan.tile_corners = std::move(test.accesses);
       planned[test.at].plan.tile_rows = row_tests(b, test.from);
@@ -274,6 +276,16 @@ Program plan_register_tiles(Program p) {
       planned[test.at].plan.tile_steps_at = int(steps_at);
       break;
     }
+    // An untiled row-local block whose one statement assigns a row of a write-once output.
+    const Loop& c = b.loops.back();
+    size_t stmts = 0;
+    for (auto& l : p.blocks[bi].loops)
+      stmts += l.stmts.size() + l.carried.size() + size_t(l.plan.tile + l.plan.tile_transpose);
+    p.blocks[bi].loops.back().plan.stream =
+        from == 1 && b.loops.size() > 1 && stmts == 1 && c.stmts.size() == 1 &&
+        c.stmts[0].kind == StmtKind::assign && !c.stmts[0].checked &&
+        c.plan.threads == LoopPlan::Threads::none && !c.plan.tile_width &&
+        streams(loops, bi, false);
   }
   return p;
 }

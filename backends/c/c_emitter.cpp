@@ -140,10 +140,10 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
     w.statements(b, b.loops[0], 3, body);
     nest += unless_stored(p, bi, body, 3, w) + "    }\n";
   }
-  // Streamed tile stores (LoopPlan::tile_stream) are fenced before the thread goes on.
+  // Streamed stores (LoopPlan::tile_stream, stream) are fenced before the thread goes on.
   bool streams = false;
   for (size_t bi = first; bi < end; ++bi)
-    for (const Loop& l : p.blocks[bi].loops) streams |= l.plan.tile_stream;
+    for (const Loop& l : p.blocks[bi].loops) streams |= l.plan.tile_stream || l.plan.stream;
   if (streams) nest += "    " + w.helper("stream_fence") + "();\n";
   nest += "  }\n";
   std::string head = "\n  /* blocks " + std::to_string(first) + " to " + std::to_string(end - 1) +

@@ -440,6 +440,20 @@ void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::st
   }
 }
 
+// Whether tensor t is large enough for streamed stores (kStreamBytes), and the helper that
+// stores one of its rows.
+std::string KernelWriter::streams(int t) {
+  std::string elements;
+  for (size_t a = 0; a < p_.tensors[t].shape.size(); ++a)
+    elements += (a ? " * " : "") + index(idx::dim(t, int(a)));
+  const int64_t limit = kStreamBytes / int64_t(dtype_size(p_.tensors[t].dtype));
+  return elements + " >= " + std::to_string(limit);
+}
+
+std::string KernelWriter::stream_row(int t) {
+  return helper(p_.tensors[t].dtype == DType::f64 ? "stream_row" : "stream_rowf");
+}
+
 // A streamed tile's store (LoopPlan::tile_stream): per row along the innermost tile loop c, the
 // row through stream_row where the tensor holds at least kStreamBytes, else element by element.
 std::string KernelWriter::streamed_store(const Block& b, size_t tile_loops, const std::string& tile,
@@ -452,22 +466,16 @@ std::string KernelWriter::streamed_store(const Block& b, size_t tile_loops, cons
     rows += "for (int64_t " + u + " = 0; " + u + " < " + index(b.loops[x].end) + "; ++" + u + ") ";
     at += "[" + u + "]";
   }
-  const TensorInfo& info = p_.tensors[s.tensor];
-  std::string elements;
-  for (size_t a = 0; a < info.shape.size(); ++a)
-    elements += (a ? " * " : "") + index(idx::dim(s.tensor, int(a)));
   std::vector<Index> row = s.index;
   row.back() = rewrite(row.back(), [&](const Index& e) -> Index {
     return e->kind == IndexKind::Var && e->var == c.var ? idx::constant(0) : nullptr;
   });
   const std::string y = names_.tensors[s.tensor], u = Names::var(c.var), n = index(c.end);
-  const int64_t limit = kStreamBytes / int64_t(dtype_size(info.dtype));
-  return pad(indent) + rows + "{\n" + pad(indent + 1) + "if (" + elements +
-         " >= " + std::to_string(limit) + ")\n" + pad(indent + 2) +
-         helper(info.dtype == DType::f64 ? "stream_row" : "stream_rowf") + "(&" + y + "[" +
-         offset(s.tensor, row) + "], " + at + ", " + n + ");\n" + pad(indent + 1) + "else\n" +
-         pad(indent + 2) + "for (int64_t " + u + " = 0; " + u + " < " + n + "; ++" + u + ") " + y +
-         "[" + offset(s.tensor, s.index) + "] = " + at + "[" + u + "];\n" + pad(indent) + "}\n";
+  return pad(indent) + rows + "{\n" + pad(indent + 1) + "if (" + streams(s.tensor) + ")\n" +
+         pad(indent + 2) + stream_row(s.tensor) + "(&" + y + "[" + offset(s.tensor, row) + "], " +
+         at + ", " + n + ");\n" + pad(indent + 1) + "else\n" + pad(indent + 2) + "for (int64_t " +
+         u + " = 0; " + u + " < " + n + "; ++" + u + ") " + y + "[" + offset(s.tensor, s.index) +
+         "] = " + at + "[" + u + "];\n" + pad(indent) + "}\n";
 }
 
 // A transposed copy tile (LoopPlan::tile_transpose), loop k and the innermost, as one call:
@@ -664,6 +672,33 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     return;
   }
   const std::string end = within.end_declared ? v + "_end" : index(l.end);
+  // Streamed rows (LoopPlan::stream): where the tensor is large, the loop in runs of at most
+  // kStreamRun iterations, each into a local array that stream_row stores; else as it is.
+  if (l.plan.stream && !within.streamed) {
+    within.streamed = true;
+    const Stmt& s = l.stmts[0];
+    const std::string run = v + "_run", row = v + "_row", n = v + "_n";
+    const std::string most = std::to_string(kStreamRun);
+    out += pad(indent) + "if (" + streams(s.tensor) + ") {\n" + pad(indent + 1) + "for (int64_t " +
+           run + " = " + index(l.start) + "; " + run + " < " + end + "; " + run + " += " + most +
+           ") {\n" + pad(indent + 2) + element_type(p_.tensors[s.tensor].dtype) + " " + row + "[" +
+           most + "];\n" + pad(indent + 2) + "const int64_t " + n + " = " + helper("min_i64") +
+           "(" + end + " - " + run + ", " + most + ");\n";
+    if (before) before(k, indent + 2, out);
+    out += pad(indent + 2) + "for (int64_t " + v + " = " + run + "; " + v + " < " + run + " + " +
+           n + "; ++" + v + ") {\n";
+    tile_ = {s.tensor, row + "[" + v + " - " + run + "]"};
+    statements(b, l, indent + 3, out, atomic);
+    tile_ = {-1, ""};
+    // The row's address at its first element: v bound to the run's start.
+    out += pad(indent + 2) + "}\n" + pad(indent + 2) + "{\n" + pad(indent + 3) + "const int64_t " +
+           v + " = " + run + ";\n" + pad(indent + 3) + stream_row(s.tensor) + "(&" +
+           names_.tensors[s.tensor] + "[" + offset(s.tensor, s.index) + "], " + row + ", " + n +
+           ");\n" + pad(indent + 2) + "}\n" + pad(indent + 1) + "}\n" + pad(indent) + "} else {\n";
+    nest(b, k, indent + 1, out, before, atomic, within);
+    out += pad(indent) + "}\n";
+    return;
+  }
   within.end_declared = false;
   if (runs_in_lanes(l.plan)) return lanes(b, k, indent, out, before, atomic, end);
   if (before) before(k, indent, out);
@@ -869,23 +904,27 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
   auto stream_row = [&](const std::string& name, const std::string& type, const char* suffix,
                         int bytes_per_lane) {
     auto loop = [&](int bits, const std::string& prefix) {
-      return "    for (int64_t i = 0; i < n; i += " + std::to_string(bits / 8 / bytes_per_lane) +
-             ") " + prefix + "stream_" + suffix + "(p + i, " + prefix + "loadu_" + suffix +
-             "(v + i));\n";
+      return "  for (; i < lines; i += " + std::to_string(bits / 8 / bytes_per_lane) + ") " +
+             prefix + "stream_" + suffix + "(p + i, " + prefix + "loadu_" + suffix + "(v + i));\n";
     };
+    const std::string line = std::to_string(64 / bytes_per_lane);
     return std::pair<std::string, std::string>{
         name, "/* Stores n " + type +
-                  "s (whole cache lines) around the cache where p starts a "
-                  "line, plainly\n * elsewhere: a store that misses would read its line in first. "
-                  "*/\n#if defined(__AVX__)\n#include <immintrin.h>\n#elif defined(__SSE2__)\n"
+                  "s: the whole cache lines among them around the cache, the rest plainly:\n"
+                  " * a store that misses would read its line in first. */\n"
+                  "#if defined(__AVX__)\n#include <immintrin.h>\n#elif defined(__SSE2__)\n"
                   "#include <emmintrin.h>\n#endif\n" +
                   in + "void " + name + "(" + type + " *p, const " + type +
-                  " *v, int64_t n) {\n#if defined(__SSE2__)\n  if (((uintptr_t)p & 63) == 0) {\n"
+                  " *v, int64_t n) {\n  int64_t i = 0;\n#if defined(__SSE2__)\n"
+                  "  for (; i < n && ((uintptr_t)(p + i) & 63) != 0; ++i) p[i] = v[i];\n"
+                  "  const int64_t lines = i + (n - i) / " +
+                  line + " * " + line +
+                  ";\n"
                   "#if defined(__AVX512F__)\n" +
                   loop(512, "_mm512_") + "#elif defined(__AVX__)\n" + loop(256, "_mm256_") +
                   "#else\n" + loop(128, "_mm_") +
-                  "#endif\n    return;\n  }\n#endif\n"
-                  "  for (int64_t i = 0; i < n; ++i) p[i] = v[i];\n}\n"};
+                  "#endif\n#endif\n"
+                  "  for (; i < n; ++i) p[i] = v[i];\n}\n"};
   };
   std::vector<std::pair<std::string, std::string>> defs = {
       {"in_range",

@@ -118,6 +118,8 @@ class KernelWriter {
   std::string literal(double v) const;
   void transposed_copy(const Block& b, size_t k, int indent, std::string& out,
                        const Before& before);
+  std::string streams(int t);
+  std::string stream_row(int t);
   std::string streamed_store(const Block& b, size_t tile_loops, const std::string& tile,
                              int indent);
   std::string math(const char* name);  // expf or exp
@@ -133,6 +135,7 @@ class KernelWriter {
     bool end_declared = false;  // this loop's end is in `<var>_end` (declared in front of it)
     bool narrowed = false;      // under the test of a range short enough for fewer lanes
     bool steps_bound = false;   // the tile's rows by steps are bound (LoopPlan::tile_steps)
+    bool streamed = false;      // under the test of a tensor large enough to stream its rows
   };
   void nest(const Block& b, size_t k, int indent, std::string& out, const Before& before,
             const std::set<int>& atomic, Within within);

@@ -512,6 +512,50 @@ TEST(CBackend, LargeWriteOnceTilesStreamTheirStores) {
   }
 }
 
+// A row-local block whose one statement assigns a row of an output that neither it nor a later
+// block reads streams the row around the cache where the output holds at least kStreamBytes,
+// through a local array (LoopPlan::stream): layernorm's y and log_softmax's; not softmax's, whose
+// last block scales y in place. Rows of every length left over (a run of 256, lines of 16 f32 or
+// 8 f64, rows that start mid-line), at 1 and 2 threads, give the interpreter's bits.
+TEST(CBackend, LargeWriteOnceRowsStreamTheirStores) {
+  auto streamed = [](const Program& p) {
+    int n = 0;
+    for (auto& b : plan_cpu(p, {}).blocks) n += b.loops.back().plan.stream;
+    return n;
+  };
+  auto forward = [](const char* name, DType dtype = DType::f32) {
+    return optimize(forward_program(find_op(name), dtype));
+  };
+  EXPECT_EQ(streamed(forward("layernorm")), 1);
+  EXPECT_EQ(streamed(forward("log_softmax")), 1);
+  EXPECT_EQ(streamed(forward("softmax")), 0);
+  EXPECT_EQ(streamed(forward("relu")), 0);  // not row-local
+
+  for (DType dtype : {DType::f32, DType::f64}) {
+    Program p = forward("layernorm", dtype);
+    const int64_t element = dtype == DType::f32 ? 4 : 8;
+    // Rows of 1027 (4 runs and 3 left over), of 7 (under a line), of 1024 (whole lines).
+    for (int64_t n : {int64_t(1027), int64_t(7), int64_t(1024)}) {
+      const int64_t m = kStreamBytes / (n * element) + 1;
+      TensorMap in = testing::random_inputs(p, {{"x", {m, n}}, {"gamma", {n}}, {"beta", {n}}}, 5);
+      TensorMap want = interpret(p, in, {});
+      ASSERT_GE(want.at("y").bytes.size(), size_t(kStreamBytes));
+      for (const std::string& target : vector_width_targets())
+        for (int threads : {1, 2}) {
+          CCompileOptions exact;
+          exact.reassociate = false;
+          exact.threads = threads;
+          exact.target = target;
+          EXPECT_NE(emit_c(p, exact).find("_row, "), std::string::npos);
+          TensorMap got = testing::nan_like(want);
+          compile_c(p, exact)->run_into(in, got, {});
+          EXPECT_TRUE(testing::same_outputs(want, got))
+              << dtype_name(dtype) << " " << n << " " << target << " " << threads;
+        }
+    }
+  }
+}
+
 // matmul's rows, whose range cannot raise, run in tiles of 6, the rows left over in tiles of 4;
 // conv2d's output pixels, whose range divides by the stride, in tiles of 6, the pixels left over
 // in tiles of 2 counted on from them. matmul's columns left over run in tiles of 16; conv2d's,

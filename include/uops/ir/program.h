@@ -118,6 +118,12 @@ struct LoopPlan {
   // (non-temporal stores), so storing a large output does not first read it in. The block is in a
   // row-local run, whose every iteration ends with a fence of those stores.
   bool tile_stream = false;
+  // register_tiles, on a row-local run's innermost loop (no tile) whose one statement assigns a
+  // row of such an output (a store per element along its last axis): where the tensor holds at
+  // least kStreamBytes, the loop computes the row in runs of at most kStreamRun elements into a
+  // local array, each stored around the cache (layernorm's y: the read of each line before it
+  // is written was a third of the memory traffic); the run's fence as for tile_stream.
+  bool stream = false;
   // epilogue_folding, beside tile: what the tile stores instead of its elements, the map of the
   // block after it over the tile's index (avgpool's y / (k * k)); its loads of the tile's tensor
   // at the tile's index read the tile.
