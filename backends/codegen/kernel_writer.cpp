@@ -898,21 +898,30 @@ std::string atomic_definition(const AtomicHelper& a, const Dialect& d) {
 std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) {
   const std::string in = d.inline_function;
   const std::string plain = d.function;
-  // Rows stored around the cache (LoopPlan::tile_stream): streaming stores as wide as the
-  // target's vectors. A whole line in one store (AVX-512), or two (AVX), left depthwise conv2d's
-  // kernel 5-9% faster at two threads than SSE2's four per line.
+  // Rows stored around the cache (LoopPlan::tile_stream, stream): streaming stores as wide as
+  // the target's vectors. A whole line in one store (AVX-512), or two (AVX), left depthwise
+  // conv2d's kernel 5-9% faster at two threads than SSE2's four per line. GCC's builtins, not
+  // <immintrin.h>, whose parse alone took 0.25 s of each such kernel's compile (layernorm's:
+  // 0.13 -> 0.45 s); other compilers use SSE2's stores, whose header is cheap.
   auto stream_row = [&](const std::string& name, const std::string& type, const char* suffix,
                         int bytes_per_lane) {
-    auto loop = [&](int bits, const std::string& prefix) {
-      return "  for (; i < lines; i += " + std::to_string(bits / 8 / bytes_per_lane) + ") " +
-             prefix + "stream_" + suffix + "(p + i, " + prefix + "loadu_" + suffix + "(v + i));\n";
+    const char* t = bytes_per_lane == 4 ? "s" : "d";
+    auto wide = [&](int bits) {
+      const std::string lanes = std::to_string(bits / 8 / bytes_per_lane);
+      return "  typedef " + type + " wide __attribute__((vector_size(" + std::to_string(bits / 8) +
+             "), aligned(" + std::to_string(bytes_per_lane) +
+             ")));\n  for (; i < lines; i += " + lanes + ") __builtin_ia32_movntp" + t +
+             (bits == 128 ? "" : std::to_string(bits)) + "(p + i, *(const wide *)(v + i));\n";
     };
     const std::string line = std::to_string(64 / bytes_per_lane);
+    const std::string gcc = "defined(__GNUC__) && !defined(__clang__) && ";
     return std::pair<std::string, std::string>{
         name, "/* Stores n " + type +
                   "s: the whole cache lines among them around the cache, the rest plainly:\n"
                   " * a store that misses would read its line in first. */\n"
-                  "#if defined(__AVX__)\n#include <immintrin.h>\n#elif defined(__SSE2__)\n"
+                  "#if defined(__SSE2__) && !(" +
+                  gcc +
+                  "defined(__AVX__))\n"
                   "#include <emmintrin.h>\n#endif\n" +
                   in + "void " + name + "(" + type + " *p, const " + type +
                   " *v, int64_t n) {\n  int64_t i = 0;\n#if defined(__SSE2__)\n"
@@ -920,10 +929,12 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
                   "  const int64_t lines = i + (n - i) / " +
                   line + " * " + line +
                   ";\n"
-                  "#if defined(__AVX512F__)\n" +
-                  loop(512, "_mm512_") + "#elif defined(__AVX__)\n" + loop(256, "_mm256_") +
-                  "#else\n" + loop(128, "_mm_") +
-                  "#endif\n#endif\n"
+                  "#if " +
+                  gcc + "defined(__AVX512F__)\n" + wide(512) + "#elif " + gcc +
+                  "defined(__AVX__)\n" + wide(256) + "#else\n" +
+                  "  for (; i < lines; i += " + std::to_string(16 / bytes_per_lane) +
+                  ") _mm_stream_" + suffix + "(p + i, _mm_loadu_" + suffix +
+                  "(v + i));\n#endif\n#endif\n"
                   "  for (; i < n; ++i) p[i] = v[i];\n}\n"};
   };
   std::vector<std::pair<std::string, std::string>> defs = {
