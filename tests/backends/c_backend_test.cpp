@@ -49,6 +49,24 @@ std::vector<std::string> vector_width_targets() {
   return targets;
 }
 
+// Runs p at every vector width the host runs and at 1 and 2 threads, unreassociated, and checks
+// each run's outputs against `want` bit for bit; `emitted` must be in each kernel's source.
+void same_at_every_width(const Program& p, const TensorMap& in, const ParamMap& params,
+                         const TensorMap& want, const std::string& emitted,
+                         const std::string& what) {
+  for (const std::string& target : vector_width_targets())
+    for (int threads : {1, 2}) {
+      CCompileOptions exact;
+      exact.reassociate = false;
+      exact.threads = threads;
+      exact.target = target;
+      EXPECT_NE(emit_c(p, exact).find(emitted), std::string::npos) << what << " " << target;
+      TensorMap got = testing::nan_like(want);
+      compile_c(p, exact)->run_into(in, got, params);
+      EXPECT_TRUE(testing::same_outputs(want, got)) << what << " " << target << " " << threads;
+    }
+}
+
 Graph matmul_graph() {
   Graph g;
   Node a = g.input("a", 2, DType::f32), b = g.input("b", 2, DType::f32);
@@ -498,17 +516,7 @@ TEST(CBackend, LargeWriteOnceTilesStreamTheirStores) {
     TensorMap want = interpret(p, in, params);
     ASSERT_GE(want.at("y").bytes.size(), size_t(kStreamBytes));
     // The stores are as wide as the target's vectors: each width on an x86-64 host.
-    for (const std::string& target : vector_width_targets())
-      for (int threads : {1, 2}) {
-        CCompileOptions exact;
-        exact.reassociate = false;
-        exact.threads = threads;
-        exact.target = target;
-        TensorMap got = testing::nan_like(want);
-        compile_c(p, exact)->run_into(in, got, params);
-        EXPECT_TRUE(testing::same_outputs(want, got))
-            << dtype_name(dtype) << " " << target << " " << threads;
-      }
+    same_at_every_width(p, in, params, want, "stream_row", dtype_name(dtype));
   }
 }
 
@@ -540,18 +548,8 @@ TEST(CBackend, LargeWriteOnceRowsStreamTheirStores) {
       TensorMap in = testing::random_inputs(p, {{"x", {m, n}}, {"gamma", {n}}, {"beta", {n}}}, 5);
       TensorMap want = interpret(p, in, {});
       ASSERT_GE(want.at("y").bytes.size(), size_t(kStreamBytes));
-      for (const std::string& target : vector_width_targets())
-        for (int threads : {1, 2}) {
-          CCompileOptions exact;
-          exact.reassociate = false;
-          exact.threads = threads;
-          exact.target = target;
-          EXPECT_NE(emit_c(p, exact).find("_row, "), std::string::npos);
-          TensorMap got = testing::nan_like(want);
-          compile_c(p, exact)->run_into(in, got, {});
-          EXPECT_TRUE(testing::same_outputs(want, got))
-              << dtype_name(dtype) << " " << n << " " << target << " " << threads;
-        }
+      same_at_every_width(p, in, {}, want, "_row, ",
+                          std::string(dtype_name(dtype)) + " " + std::to_string(n));
     }
   }
 }
