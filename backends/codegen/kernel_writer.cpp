@@ -442,7 +442,7 @@ void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::st
 
 // Whether tensor t is large enough for streamed stores (kStreamBytes), and the helper that
 // stores one of its rows.
-std::string KernelWriter::streams(int t) {
+std::string KernelWriter::stream_test(int t) {
   std::string elements;
   for (size_t a = 0; a < p_.tensors[t].shape.size(); ++a)
     elements += (a ? " * " : "") + index(idx::dim(t, int(a)));
@@ -471,7 +471,7 @@ std::string KernelWriter::streamed_store(const Block& b, size_t tile_loops, cons
     return e->kind == IndexKind::Var && e->var == c.var ? idx::constant(0) : nullptr;
   });
   const std::string y = names_.tensors[s.tensor], u = Names::var(c.var), n = index(c.end);
-  return pad(indent) + rows + "{\n" + pad(indent + 1) + "if (" + streams(s.tensor) + ")\n" +
+  return pad(indent) + rows + "{\n" + pad(indent + 1) + "if (" + stream_test(s.tensor) + ")\n" +
          pad(indent + 2) + stream_row(s.tensor) + "(&" + y + "[" + offset(s.tensor, row) + "], " +
          at + ", " + n + ");\n" + pad(indent + 1) + "else\n" + pad(indent + 2) + "for (int64_t " +
          u + " = 0; " + u + " < " + n + "; ++" + u + ") " + y + "[" + offset(s.tensor, s.index) +
@@ -679,11 +679,11 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     const Stmt& s = l.stmts[0];
     const std::string run = v + "_run", row = v + "_row", n = v + "_n";
     const std::string most = std::to_string(kStreamRun);
-    out += pad(indent) + "if (" + streams(s.tensor) + ") {\n" + pad(indent + 1) + "for (int64_t " +
-           run + " = " + index(l.start) + "; " + run + " < " + end + "; " + run + " += " + most +
-           ") {\n" + pad(indent + 2) + element_type(p_.tensors[s.tensor].dtype) + " " + row + "[" +
-           most + "];\n" + pad(indent + 2) + "const int64_t " + n + " = " + helper("min_i64") +
-           "(" + end + " - " + run + ", " + most + ");\n";
+    out += pad(indent) + "if (" + stream_test(s.tensor) + ") {\n" + pad(indent + 1) +
+           "for (int64_t " + run + " = " + index(l.start) + "; " + run + " < " + end + "; " + run +
+           " += " + most + ") {\n" + pad(indent + 2) + element_type(p_.tensors[s.tensor].dtype) +
+           " " + row + "[" + most + "];\n" + pad(indent + 2) + "const int64_t " + n + " = " +
+           helper("min_i64") + "(" + end + " - " + run + ", " + most + ");\n";
     if (before) before(k, indent + 2, out);
     out += pad(indent + 2) + "for (int64_t " + v + " = " + run + "; " + v + " < " + run + " + " +
            n + "; ++" + v + ") {\n";
@@ -911,7 +911,7 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
       return "  typedef " + type + " wide __attribute__((vector_size(" + std::to_string(bits / 8) +
              "), aligned(" + std::to_string(bytes_per_lane) +
              ")));\n  for (; i < lines; i += " + lanes + ") __builtin_ia32_movntp" + t +
-             (bits == 128 ? "" : std::to_string(bits)) + "(p + i, *(const wide *)(v + i));\n";
+             std::to_string(bits) + "(p + i, *(const wide *)(v + i));\n";
     };
     const std::string line = std::to_string(64 / bytes_per_lane);
     const std::string gcc = "defined(__GNUC__) && !defined(__clang__) && ";

@@ -118,7 +118,7 @@ class KernelWriter {
   std::string literal(double v) const;
   void transposed_copy(const Block& b, size_t k, int indent, std::string& out,
                        const Before& before);
-  std::string streams(int t);
+  std::string stream_test(int t);
   std::string stream_row(int t);
   std::string streamed_store(const Block& b, size_t tile_loops, const std::string& tile,
                              int indent);
