@@ -167,18 +167,25 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
 // with the copies' team where they fit, else with the outer loop on one thread.
 std::string block(const Block& b, KernelWriter& w) {
   const std::vector<int>& copies = b.loops[0].plan.thread_copies;
+  // Streamed rows (LoopPlan::stream) are fenced once per thread, at the end of its share of the
+  // block, before the team's barrier: the team is printed as for a loop that does not wait.
+  bool streams = false;
+  for (const Loop& l : b.loops) streams |= l.plan.stream;
   auto written = [&](size_t parallel, int indent) {
+    const bool team = parallel < b.loops.size() && b.loops[parallel].plan.starts_team();
+    LoopPlan share = team ? b.loops[parallel].plan : LoopPlan{};
+    share.nowait = team && (share.nowait || streams);
     std::string nest;
     w.loop(b, 0, indent, nest, [&](size_t k, int in, std::string& out) {
       const LoopPlan& plan = b.loops[k].plan;
-      out += k == parallel ? parallel_pragma(plan, w) : simd_pragma(plan, in, w.lanes_asked(plan));
+      out += k != parallel ? simd_pragma(plan, in, w.lanes_asked(plan))
+                           : parallel_pragma(team ? share : plan, w);
     });
-    if (parallel == b.loops.size() || !b.loops[parallel].plan.starts_team() ||
-        !b.loops[parallel].plan.nowait)
-      return nest;
+    if (streams) nest += pad(indent) + w.helper("stream_fence") + "();\n";
+    if (!share.nowait) return nest;
     // Every thread of the team runs the loops outside the parallel one.
-    return "#ifdef _OPENMP\n#pragma omp parallel" + team_clauses(b.loops[parallel].plan, w) +
-           "\n#endif\n" + pad(indent) + "{\n" + nest + pad(indent) + "}\n";
+    return "#ifdef _OPENMP\n#pragma omp parallel" + team_clauses(share, w) + "\n#endif\n" +
+           pad(indent) + "{\n" + nest + pad(indent) + "}\n";
   };
   size_t parallel = parallel_loop(b);
   std::string nest;

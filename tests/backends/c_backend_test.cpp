@@ -520,11 +520,13 @@ TEST(CBackend, LargeWriteOnceTilesStreamTheirStores) {
   }
 }
 
-// A row-local block whose one statement assigns a row of an output that neither it nor a later
-// block reads streams the row around the cache where the output holds at least kStreamBytes,
-// through a local array (LoopPlan::stream): layernorm's y and log_softmax's; not softmax's, whose
-// last block scales y in place. Rows of every length left over (a run of 256, lines of 16 f32 or
-// 8 f64, rows that start mid-line), at 1 and 2 threads, give the interpreter's bits.
+// A block whose one statement assigns a row of an output that neither it nor a later block reads
+// streams the row around the cache where the output holds at least kStreamBytes, through a local
+// array (LoopPlan::stream): layernorm's y and log_softmax's in their row-local runs; not
+// softmax's, whose last block scales y in place. Outside a row-local run, a block on a team of
+// its own whose row calls no math function: add's and relu's, not gelu's. Rows of every length
+// left over (a run of 256, lines of 16 f32 or 8 f64, rows that start mid-line), at 1 and 2
+// threads, give the interpreter's bits.
 TEST(CBackend, LargeWriteOnceRowsStreamTheirStores) {
   auto streamed = [](const Program& p) {
     int n = 0;
@@ -537,7 +539,9 @@ TEST(CBackend, LargeWriteOnceRowsStreamTheirStores) {
   EXPECT_EQ(streamed(forward("layernorm")), 1);
   EXPECT_EQ(streamed(forward("log_softmax")), 1);
   EXPECT_EQ(streamed(forward("softmax")), 0);
-  EXPECT_EQ(streamed(forward("relu")), 0);  // not row-local
+  EXPECT_EQ(streamed(forward("relu")), 1);
+  EXPECT_EQ(streamed(forward("add")), 1);
+  EXPECT_EQ(streamed(forward("gelu")), 0);  // tanh
 
   for (DType dtype : {DType::f32, DType::f64}) {
     Program p = forward("layernorm", dtype);
@@ -550,6 +554,13 @@ TEST(CBackend, LargeWriteOnceRowsStreamTheirStores) {
       ASSERT_GE(want.at("y").bytes.size(), size_t(kStreamBytes));
       same_at_every_width(p, in, {}, want, "_row, ",
                           std::string(dtype_name(dtype)) + " " + std::to_string(n));
+    }
+    Program add = forward("add", dtype);
+    for (int64_t n : {int64_t(1027), int64_t(7)}) {
+      const int64_t m = kStreamBytes / (n * element) + 1;
+      TensorMap in = testing::random_inputs(add, {{"x", {m, n}}, {"y", {m, n}}}, 6);
+      same_at_every_width(add, in, {}, interpret(add, in, {}), "_row, ",
+                          "add " + std::string(dtype_name(dtype)) + " " + std::to_string(n));
     }
   }
 }
