@@ -116,13 +116,15 @@ struct LoopPlan {
   // loads it), and each row the tile stores is whole cache lines: where the tensor holds at
   // least kStreamBytes, a test at run time, the rows that start a line go around the cache
   // (non-temporal stores), so storing a large output does not first read it in. The block is in a
-  // row-local run, whose every iteration ends with a fence of those stores.
+  // row-local run, each of whose threads fences those stores at the end of its share of the run
+  // (after each row in a share of an enclosing team's loop).
   bool tile_stream = false;
-  // register_tiles, on a row-local run's innermost loop (no tile) whose one statement assigns a
-  // row of such an output (a store per element along its last axis): where the tensor holds at
-  // least kStreamBytes, the loop computes the row in runs of at most kStreamRun elements into a
-  // local array, each stored around the cache (layernorm's y: the read of each line before it
-  // is written was a third of the memory traffic); the run's fence as for tile_stream.
+  // register_tiles, on the innermost loop (no tile) of a row-local block, or of a block whose
+  // team runs its outer loop alone, whose one statement assigns a row of such an output (a store
+  // per element along its last axis): where the tensor holds at least kStreamBytes, the loop
+  // computes the row in runs of at most kStreamRun elements into a local array, each stored
+  // around the cache (layernorm's y: the read of each line before it is written was a third of
+  // the memory traffic); each thread fences them at the end of its share of the run or block.
   bool stream = false;
   // epilogue_folding, beside tile: what the tile stores instead of its elements, the map of the
   // block after it over the tile's index (avgpool's y / (k * k)); its loads of the tile's tensor
