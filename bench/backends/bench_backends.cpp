@@ -143,15 +143,19 @@ std::function<void()> dnnl_chain(std::vector<Dnnl> steps) {
 }
 #endif
 
-Workload elementwise() {
+// max((x * y + x - y)^2, x) over a tensor of `shape`; Eigen runs it over the same elements
+// flat (the expression is elementwise, so the layout does not matter).
+Workload elementwise_of(const std::vector<int64_t>& shape, uint64_t seed) {
   Graph g;
-  Node x = g.input("x", 1, DType::f32), y = g.input("y", 1, DType::f32);
+  const int rank = int(shape.size());
+  Node x = g.input("x", rank, DType::f32), y = g.input("y", rank, DType::f32);
   Node t = g.binary(BinaryOp::sub, g.binary(BinaryOp::add, g.binary(BinaryOp::mul, x, y), x), y);
   g.output("z", g.binary(BinaryOp::max, g.binary(BinaryOp::mul, t, t), x));
   Workload w;
   w.program = optimize(lower(g));
-  const int64_t n = 1 << 20;
-  w.inputs = {{"x", random_tensor({n}, 1)}, {"y", random_tensor({n}, 2)}};
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  w.inputs = {{"x", random_tensor(shape, seed)}, {"y", random_tensor(shape, seed + 1)}};
   auto out = std::make_shared<Eigen::ArrayXf>(n);
   const float* xp = w.inputs["x"].data<float>();
   const float* yp = w.inputs["y"].data<float>();
@@ -166,29 +170,14 @@ Workload elementwise() {
   return w;
 }
 
+Workload elementwise() {
+  return elementwise_of({1 << 20}, 1);
+}
+
 // The same expression over a 4096 x 1024 matrix: 48 MiB of traffic, past the caches, with a
 // write-once output large enough for streamed rows (LoopPlan::stream).
 Workload elementwise_large() {
-  Graph g;
-  Node x = g.input("x", 2, DType::f32), y = g.input("y", 2, DType::f32);
-  Node t = g.binary(BinaryOp::sub, g.binary(BinaryOp::add, g.binary(BinaryOp::mul, x, y), x), y);
-  g.output("z", g.binary(BinaryOp::max, g.binary(BinaryOp::mul, t, t), x));
-  Workload w;
-  w.program = optimize(lower(g));
-  const int64_t m = 4096, n = 1024;
-  w.inputs = {{"x", random_tensor({m, n}, 3)}, {"y", random_tensor({m, n}, 4)}};
-  auto out = std::make_shared<RowMatrix>(m, n);
-  const float* xp = w.inputs["x"].data<float>();
-  const float* yp = w.inputs["y"].data<float>();
-  w.eigen = [out, xp, yp, m, n] {
-    auto x = ConstMap(xp, m, n).array(), y = ConstMap(yp, m, n).array();
-    auto t = x * y + x - y;
-    out->array() = (t * t).max(x);
-    benchmark::DoNotOptimize(out->data());
-  };
-  w.checks.push_back({"Eigen", "z", [out] { return out->data(); }});
-  w.output_bytes = m * n * 4;
-  return w;
+  return elementwise_of({4096, 1024}, 3);
 }
 
 Workload softmax() {
