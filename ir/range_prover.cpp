@@ -59,15 +59,18 @@ RangeProver::RangeProver(const Program& p) : p_(p) {
 void RangeProver::add_loops(const Block& block, const std::set<int>& unknown) {
   for (auto& l : block.loops) {
     if (unknown.count(l.var)) continue;
-    Bounds b;
-    b.lo = bounds(l.start).lo;
-    b.hi = plus(bounds(l.end).hi, constant(1), -1);
-    vars_[l.var] = b;
+    vars_[l.var] = {bounds(l.start).lo, plus(bounds(l.end).hi, constant(1), -1)};
   }
 }
 
 bool RangeProver::nonnegative(const Index& e) const {
   return proven_le(constant(0), bounds(e).lo);
+}
+
+bool RangeProver::below(const Index& a, const RangeProver& other, const Index& b) const {
+  Form lo = other.bounds(b).lo;
+  for (auto& [k, v] : other.nonneg_) nonneg_[k] = nonneg_[k] || v;  // facts of var-free atoms
+  return proven_le(plus(bounds(a).hi, constant(1), 1), lo);
 }
 
 RangeProver::Form RangeProver::constant(int64_t c) {
@@ -125,13 +128,17 @@ bool RangeProver::proven_le(const Form& a, const Form& b) const {
 }
 
 RangeProver::Bounds RangeProver::bounds(const Index& e) const {
+  Bounds r = operand_bounds(e);
+  if (!is_fixed(e) || (r.lo.known && r.hi.known)) return r;
+  Form self = atom(e, proven_le(constant(0), r.lo));
+  return {self, self};
+}
+
+RangeProver::Bounds RangeProver::operand_bounds(const Index& e) const {
   auto exact = [](Form f) { return Bounds{f, f}; };
   auto is_exact_const = [](const Bounds& b, int64_t* v) {
-    if (!b.lo.known || !b.hi.known || !b.lo.terms.empty() || !b.hi.terms.empty() ||
-        b.lo.c != b.hi.c)
-      return false;
     *v = b.lo.c;
-    return true;
+    return b.lo.known && b.hi.known && b.lo.terms.empty() && b.hi.terms.empty() && b.lo.c == b.hi.c;
   };
   switch (e->kind) {
     case IndexKind::Const:
@@ -171,10 +178,17 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
       break;
     case IndexKind::Div:
       if (is_exact_const(b, &k) && k > 0) {
-        Bounds r;
-        if (a.lo.known && a.lo.terms.empty()) r.lo = constant(floor_div(a.lo.c, k));
-        if (a.hi.known && a.hi.terms.empty()) r.hi = constant(floor_div(a.hi.c, k));
-        if (is_fixed(e) && !r.lo.known && !r.hi.known) return exact(atom(e, nonneg(a)));
+        // A bound whose atoms' coefficients are multiples of k divides as its constant does
+        // (floor division is monotone: the bounds stay bounds).
+        auto divided = [&](Form f) {
+          for (auto& [n, v] : f.terms) {
+            f.known &= v % k == 0;
+            v /= k;
+          }
+          f.c = floor_div(f.c, k);
+          return f;
+        };
+        Bounds r = {divided(a.lo), divided(a.hi)};
         if (!r.lo.known && nonneg(a)) r.lo = constant(0);
         return r;
       }
@@ -185,9 +199,8 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
         return {constant(0), plus(atom(e->b, true), constant(1), -1)};
       break;
     case IndexKind::Min: {
+      if (proven_le(a.hi, b.lo) || proven_le(b.hi, a.lo)) return proven_le(a.hi, b.lo) ? a : b;
       Bounds r;
-      int64_t x, y;
-      if (is_exact_const(a, &x) && is_exact_const(b, &y)) return exact(constant(std::min(x, y)));
       if (proven_le(a.lo, b.lo))
         r.lo = a.lo;
       else if (proven_le(b.lo, a.lo))
@@ -198,9 +211,8 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
       return r;
     }
     case IndexKind::Max: {
+      if (proven_le(b.hi, a.lo) || proven_le(a.hi, b.lo)) return proven_le(b.hi, a.lo) ? a : b;
       Bounds r;
-      int64_t x, y;
-      if (is_exact_const(a, &x) && is_exact_const(b, &y)) return exact(constant(std::max(x, y)));
       if (a.hi.known && b.hi.known && a.hi.terms.empty() && b.hi.terms.empty())
         r.hi = constant(std::max(a.hi.c, b.hi.c));
       // The larger lower bound where they compare, else one that is non-negative.
@@ -211,7 +223,6 @@ RangeProver::Bounds RangeProver::bounds(const Index& e) const {
     default:
       break;
   }
-  if (is_fixed(e)) return exact(atom(e, false));
   return Bounds{};
 }
 
@@ -219,9 +230,7 @@ bool RangeProver::in_range(int tensor, const std::vector<Index>& index) const {
   const auto& shape = p_.tensors[tensor].shape;
   if (index.size() != shape.size()) return false;
   for (size_t a = 0; a < index.size(); ++a) {
-    Bounds e = bounds(index[a]), size = bounds(shape[a]);
-    if (!proven_le(constant(0), e.lo) || !proven_le(plus(e.hi, constant(1), 1), size.lo))
-      return false;
+    if (!nonnegative(index[a]) || !below(index[a], *this, shape[a])) return false;
   }
   return true;
 }

@@ -32,6 +32,8 @@ class RangeProver {
   bool in_range(int tensor, const std::vector<Index>& index) const;
   // Some component of `index` always lies outside `tensor`.
   bool out_of_range(int tensor, const std::vector<Index>& index) const;
+  // Every value of `a` under these ranges lies below every value of `b` under `other`'s.
+  bool below(const Index& a, const RangeProver& other, const Index& b) const;
 
  private:
   struct Form {
@@ -43,7 +45,8 @@ class RangeProver {
     Form lo, hi;
   };
 
-  Bounds bounds(const Index& e) const;
+  Bounds bounds(const Index& e) const;  // operands' bounds; a var-free side not known, itself
+  Bounds operand_bounds(const Index& e) const;
   Form atom(const Index& e, bool nonneg) const;
   bool proven_le(const Form& a, const Form& b) const;  // a <= b
   void assume_equalities();
