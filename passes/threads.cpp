@@ -30,16 +30,12 @@ Index work_from(const Program& p, const Block& b, size_t depth) {
 }
 
 void plan_team(LoopPlan& plan, const Index& work, bool reports_errors) {
+  using T = LoopPlan::Threads;
   int64_t c = 0;
-  plan.work = nullptr;
-  plan.reports_errors = false;
-  if (is_const(work, &c)) {
-    plan.threads = c < kParallelThreshold ? LoopPlan::Threads::serial : LoopPlan::Threads::team;
-  } else {
-    plan.threads = LoopPlan::Threads::team_if;
-    plan.work = work;
-  }
-  if (plan.threads != LoopPlan::Threads::serial) plan.reports_errors = reports_errors;
+  const bool known = is_const(work, &c);
+  plan.threads = !known ? T::team_if : c < kParallelThreshold ? T::serial : T::team;
+  plan.work = known ? nullptr : work;
+  plan.reports_errors = plan.threads != T::serial && reports_errors;
 }
 
 bool block_may_raise(const Block& b) {
