@@ -3,6 +3,7 @@
 #include <map>
 
 #include "backends/c/c_compiler.h"
+#include "backends/c/c_team_plan.h"
 #include "backends/codegen/kernel_writer.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/passes/packed_variant.h"
@@ -23,15 +24,23 @@ std::string enough_work(const LoopPlan& plan, KernelWriter& w) {
   return w.index(plan.work) + " >= " + std::to_string(kParallelThreshold);
 }
 
+// The array reductions of a plan's thread copies.
+std::string copies_clauses(const LoopPlan& plan, KernelWriter& w) {
+  std::string clauses;
+  for (int t : plan.thread_copies)
+    clauses += " reduction(+:" + w.names().tensors[size_t(t)] + "[0:" + w.elements(t) + "])";
+  return clauses;
+}
+
+constexpr const char* kBarrier = "#ifdef _OPENMP\n#pragma omp barrier\n#endif\n";
+
 // The clauses of the team a parallel loop's plan starts: its threads, its condition, and what
 // its threads reduce.
 std::string team_clauses(const LoopPlan& plan, KernelWriter& w) {
   std::string clauses = " num_threads(threads)";
   if (plan.work) clauses += " if(" + enough_work(plan, w) + ")";
   if (plan.reports_errors) clauses += " reduction(|:err)";
-  for (int t : plan.thread_copies)
-    clauses += " reduction(+:" + w.names().tensors[size_t(t)] + "[0:" + w.elements(t) + "])";
-  return clauses;
+  return clauses + copies_clauses(plan, w);
 }
 
 // The OpenMP pragma for a parallel loop's plan, or none (parallel_loops.h). A team's loop that
@@ -40,7 +49,8 @@ std::string parallel_pragma(const LoopPlan& plan, KernelWriter& w) {
   std::string clauses = plan.collapse > 1 ? " collapse(" + std::to_string(plan.collapse) + ")" : "";
   if (plan.threads == LoopPlan::Threads::worksharing || (plan.starts_team() && plan.nowait))
     return "#ifdef _OPENMP\n#pragma omp for" + clauses + " schedule(static)" +
-           (plan.nowait ? " nowait" : "") + "\n#endif\n";
+           (plan.starts_team() ? "" : copies_clauses(plan, w)) + (plan.nowait ? " nowait" : "") +
+           "\n#endif\n";
   if (!plan.starts_team()) return "";
   return "#ifdef _OPENMP\n#pragma omp parallel for" + clauses + " schedule(static)" +
          team_clauses(plan, w) + "\n#endif\n";
@@ -144,17 +154,18 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
                      " share their outer loop (row-local) */\n";
   // Streamed stores (LoopPlan::tile_stream, stream) are fenced once per thread, after its share
   // of the rows and before the team's barrier (a fence per row was slower in 12 of 16 processes
-  // of layernorm, by up to 27%); in a share of an enclosing team's loop, which waits at its end,
-  // after each row.
+  // of layernorm, by up to 27%); in a share of an enclosing team's loop, after each row where the
+  // loop waits at its end, else after the thread's share.
   bool streams = false;
   for (size_t bi = first; bi < end; ++bi)
     for (const Loop& l : p.blocks[bi].loops) streams |= l.plan.tile_stream || l.plan.stream;
   const LoopPlan& plan = outer.plan;
   const std::string fence = streams ? w.helper("stream_fence") + "();\n" : "";
-  if (streams && plan.threads == LoopPlan::Threads::worksharing) nest += "    " + fence;
+  const bool shares = plan.threads == LoopPlan::Threads::worksharing;
+  if (streams && shares && !plan.nowait) nest += "    " + fence;
   nest += "  }\n";
-  if (!streams || plan.threads == LoopPlan::Threads::worksharing)
-    return head + parallel_pragma(plan, w) + nest;
+  if (!streams || shares)
+    return head + parallel_pragma(plan, w) + nest + (streams && plan.nowait ? "  " + fence : "");
   if (!plan.starts_team()) return head + nest + "  " + fence;
   LoopPlan share = plan;
   share.nowait = true;
@@ -187,15 +198,20 @@ std::string block(const Block& b, KernelWriter& w) {
     return "#ifdef _OPENMP\n#pragma omp parallel" + team_clauses(share, w) + "\n#endif\n" +
            pad(indent) + "{\n" + nest + pad(indent) + "}\n";
   };
+  auto alone = [&](std::string nest) {
+    if (!b.loops[0].plan.single) return nest;
+    return "#ifdef _OPENMP\n#pragma omp single nowait\n#endif\n  {\n" + nest + "  }\n";
+  };
   size_t parallel = parallel_loop(b);
   std::string nest;
+  // Thread copies in a share of an enclosing team (c_team_plan.h): all its threads wait, then
+  // sum; where they do not run, the block runs as its plan says.
   if (copies.empty())
-    nest = written(parallel, 1);
+    nest = alone(written(parallel, 1));
   else
-    nest = "  if (" + copies_guard(b, w) + ") {\n" + written(0, 2) + "  } else {\n" +
-           written(parallel, 2) + "  }\n";
-  if (b.loops[0].plan.single)
-    nest = "#ifdef _OPENMP\n#pragma omp single nowait\n#endif\n  {\n" + nest + "  }\n";
+    nest = "  if (" + copies_guard(b, w) + ") {\n" +
+           (b.loops[0].plan.threads == LoopPlan::Threads::worksharing ? kBarrier : "") +
+           written(0, 2) + "  } else {\n" + alone(written(parallel, 2)) + "  }\n";
   // The block's empty-range test, in front of its team (LoopPlan::empty_tests).
   if (std::string test = w.empty_test(b, b.loops[0]); !test.empty())
     nest = "  if (" + test + ") {\n" + nest + "  }\n";
@@ -205,23 +221,34 @@ std::string block(const Block& b, KernelWriter& w) {
 std::string function(const Program& original, const std::string& entry, const CpuTarget& target,
                      const codegen::Dialect& dialect, std::set<std::string>& helpers,
                      std::set<std::string>& math) {
-  const Program p = plan_cpu(original, target);
+  Program p = plan_cpu(original, target);
+  const TeamPlan teams = plan_teams(p, target.worksharing);
   KernelWriter w(p, dialect);
   w.reciprocal_division = target.reassociate;
   std::string body;
-  bool any_parallel = false;
+  bool any_parallel = teams.one_team;
   for (size_t bi = 0; bi < p.blocks.size();) {
     const Block& b = p.blocks[bi];
     for (const Loop& l : b.loops) any_parallel |= l.plan.starts_team();
+    if (!teams.waits.empty() && teams.waits[bi]) body += std::string("\n") + kBarrier;
     if (size_t run = size_t(b.loops[0].plan.row_local)) {
       body += row_local(p, bi, bi + run + 1, w);
       bi += run + 1;
       continue;
     }
     body += "\n  /* block " + std::to_string(bi) + ": " + b.origin + " */\n";
-    if (target.worksharing && bi > 0) body += "#ifdef _OPENMP\n#pragma omp barrier\n#endif\n";
     body += unless_stored(p, bi, block(b, w), 1, w);
     ++bi;
+  }
+  if (teams.one_team) {
+    // The kernel's one team (c_team_plan.h), started where one of its blocks' teams would have.
+    std::string when;
+    for (const Index& work : teams.work)
+      when += (when.empty() ? " if(" : " || ") + w.index(work) +
+              " >= " + std::to_string(kParallelThreshold);
+    when = teams.always ? "" : when + ")";
+    body = "#ifdef _OPENMP\n#pragma omp parallel num_threads(threads)" + when +
+           (w.uses_error_flag() ? " reduction(|:err)" : "") + "\n#endif\n  {" + body + "  }\n";
   }
 
   std::string decl;

@@ -14,13 +14,14 @@ namespace uops::cgen {
 // A translation unit defining `entries[i]` for `programs[i]`, each with the ABI documented in
 // uops/backends/c/c_backend.h, planned for `target` (plan_cpu; cpu_target gives the one a compile
 // is for). `reassociate` lets innermost sum and product reductions run as SIMD reductions
-// (CCompileOptions::reassociate); off, every operation keeps its order. `worksharing` prints
-// functions meant to be called by every thread of an enclosing OpenMP
+// (CCompileOptions::reassociate); off, every operation keeps its order. Threads run as the team
+// plan says (c_team_plan.h): a team per block, or one per kernel whose blocks would start two or
+// more. `worksharing` prints functions meant to be called by every thread of an enclosing OpenMP
 // team (backends/scheduled/wavefront.h): each block's parallel loop is an orphaned
-// `omp for schedule(static) nowait` (no size threshold), a block without one that every thread
-// could run is `omp single nowait`, and `threads` is ignored; each thread returns its own error
-// bits. Called outside a team, such a function runs alone, as usual. `dialect` spells it (C's;
-// the tests print another).
+// `omp for schedule(static)` (no size threshold), a block without one that every thread
+// could run is `omp single nowait`, the threads wait where the team plan says, and `threads` is
+// ignored; each thread returns its own error bits. Called outside a team, such a function runs
+// alone, as usual. `dialect` spells it (C's; the tests print another).
 std::string emit_c_unit(const std::vector<const Program*>& programs,
                         const std::vector<std::string>& entries,
                         const CpuTarget& target = {false, false},
