@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "support/compare.h"
+#include "support/example_graphs.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/ir/analysis.h"
 #include "uops/ir/printer.h"
@@ -29,23 +30,7 @@ using cgen::TeamPlan;
 // softmax(q k^T / 8) v over a batch, as one graph (the bench's attention).
 Program attention() {
   Graph g;
-  Node q = g.input("q", 3, DType::f32), k = g.input("k", 3, DType::f32),
-       v = g.input("v", 3, DType::f32);
-  std::vector<std::string> bijd = {"dA0[=dB0]", "dA1", "dB1", "dA2[=dB2]"};
-  Node qk = g.binary(BinaryOp::mul, g.reindex(q, bijd, {"i0", "i1", "i3"}, {q, k}),
-                     g.reindex(k, bijd, {"i0", "i2", "i3"}, {q, k}));
-  Node s = g.squeeze(g.reduce(ReduceOp::sum, {3}, qk), {3});
-  s = g.binary(BinaryOp::mul, s, g.fill(s, 0.125));
-  auto rows = [&](Node col, Node like) {
-    return g.reindex(col, {"dA0", "dA1", "dA2"}, {"i0", "i1", "0"}, {like});
-  };
-  Node e =
-      g.unary(UnaryOp::exp, g.binary(BinaryOp::sub, s, rows(g.reduce(ReduceOp::max, {2}, s), s)));
-  Node p = g.binary(BinaryOp::div, e, rows(g.reduce(ReduceOp::sum, {2}, e), e));
-  std::vector<std::string> bidj = {"dA0[=dB0]", "dA1", "dB2", "dA2[=dB1]"};
-  Node pv = g.binary(BinaryOp::mul, g.reindex(p, bidj, {"i0", "i1", "i3"}, {p, v}),
-                     g.reindex(v, bidj, {"i0", "i3", "i2"}, {p, v}));
-  g.output("o", g.squeeze(g.reduce(ReduceOp::sum, {3}, pv), {3}));
+  testing::build_attention(g);
   return optimize(lower(g));
 }
 
