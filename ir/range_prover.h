@@ -45,8 +45,9 @@ class RangeProver {
     Form lo, hi;
   };
 
-  Bounds bounds(const Index& e) const;  // operands' bounds; a var-free side not known, itself
-  Bounds operand_bounds(const Index& e) const;
+  // e's bounds from its operands'; a var-free e with a side they leave unknown is its own atom.
+  Bounds bounds(const Index& e) const;
+  Bounds operand_bounds(const Index& e) const;  // the bounds from the operands alone
   Form atom(const Index& e, bool nonneg) const;
   bool proven_le(const Form& a, const Form& b) const;  // a <= b
   void assume_equalities();

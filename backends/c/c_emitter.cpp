@@ -80,16 +80,6 @@ std::string simd_pragma(const LoopPlan& plan, int indent, int lanes) {
   return "#ifdef UOPS_SIMD\n" + pad(indent) + "#pragma omp simd" + clauses + "\n#endif\n";
 }
 
-// The loop of b whose plan runs its threads, but for the outer loop's thread copies; or none
-// (b.loops.size()).
-size_t parallel_loop(const Block& b) {
-  size_t parallel = b.loops.size();
-  for (size_t k = b.loops[0].plan.thread_copies.empty() ? 0 : 1;
-       k < b.loops.size() && parallel == b.loops.size(); ++k)
-    if (b.loops[k].plan.threads != LoopPlan::Threads::none) parallel = k;
-  return parallel;
-}
-
 // Where block b, whose outer loop sums into thread copies (parallel_loops.h), runs with them.
 std::string copies_guard(const Block& b, KernelWriter& w) {
   // Only where their team runs: on one thread, or with too little work, they would only cost

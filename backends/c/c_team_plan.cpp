@@ -10,19 +10,11 @@ using namespace ir;
 
 namespace {
 
-// The parallel loop of b (its first loop with a thread plan, but for the outer loop's thread
-// copies), or b.loops.size().
-size_t planned_loop(const Block& b) {
-  size_t k = b.loops[0].plan.thread_copies.empty() ? 0 : 1;
-  while (k < b.loops.size() && b.loops[k].plan.threads == LoopPlan::Threads::none) ++k;
-  return k;
-}
-
 // The teams b starts per call: one, two for a team per iteration of its outer loops (or more),
 // none. With thread copies, where its parallel loop's team runs (else the copies' one). -1 where
 // that loop's team could not be a share of the kernel's: statements in the loops outside it.
 int team_starts(const Block& b) {
-  size_t k = planned_loop(b);
+  size_t k = parallel_loop(b);
   if (k == b.loops.size() || !b.loops[k].plan.starts_team())
     return b.loops[0].plan.thread_copies.empty() ? 0 : 1;
   for (size_t o = 0; o < k; ++o)
@@ -32,7 +24,7 @@ int team_starts(const Block& b) {
 
 // Block b (a row-local run's first block: `run`) as a share of an enclosing team.
 void share(Block& b, bool run) {
-  size_t k = planned_loop(b);
+  size_t k = parallel_loop(b);
   // The outer loop on thread copies: where they would have run (the works of both loops, kept
   // for that test), a share of the team, whose threads wait before it (the sum adds into every
   // element of the tensors) and at its end (the sums are complete only then).
@@ -63,6 +55,12 @@ bool apart(const Access& x, const RangeProver& px, const Access& y, const RangeP
 }
 
 }  // namespace
+
+size_t parallel_loop(const Block& b) {
+  size_t k = b.loops[0].plan.thread_copies.empty() ? 0 : 1;
+  while (k < b.loops.size() && b.loops[k].plan.threads == LoopPlan::Threads::none) ++k;
+  return k;
+}
 
 TeamPlan plan_teams(Program& p, bool worksharing) {
   // The units the printer writes: a block, or a row-local run of blocks.

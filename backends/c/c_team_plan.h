@@ -36,6 +36,10 @@ struct TeamPlan {
   std::vector<bool> waits;
 };
 
+// The loop of b whose plan runs its threads (its first with a thread plan, but for the outer
+// loop's thread copies); b.loops.size() where none does.
+size_t parallel_loop(const ir::Block& b);
+
 // Plans `p`, planned by plan_cpu for `worksharing` or not, in place.
 TeamPlan plan_teams(ir::Program& p, bool worksharing);
 
