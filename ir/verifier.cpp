@@ -98,10 +98,8 @@ class Verifier {
 
   void check_access(int t, const std::vector<Index>& index, const std::vector<int>& vars,
                     const std::string& where) {
-    if (!valid_tensor(t)) {
-      fail(where + " names tensor #" + std::to_string(t) + " which does not exist");
-      return;
-    }
+    if (!valid_tensor(t))
+      return fail(where + " names tensor #" + std::to_string(t) + " which does not exist");
     if (index.size() != p_.tensors[t].shape.size())
       fail(where + " indexes '" + p_.tensors[t].name + "' with " + std::to_string(index.size()) +
            " expressions, its rank is " + std::to_string(p_.tensors[t].shape.size()));
@@ -110,10 +108,7 @@ class Verifier {
 
   void check_value(const Value& v, const std::vector<int>& vars, const std::vector<int>& carried,
                    const std::string& where) {
-    if (!v) {
-      fail(where + " has no value");
-      return;
-    }
+    if (!v) return fail(where + " has no value");
     switch (v->kind) {
       case ValueKind::Load:
         check_access(v->tensor, v->index, vars, where);
@@ -125,17 +120,14 @@ class Verifier {
       case ValueKind::IndexValue:
         check_index(v->ivalue, vars, where);
         break;
+      case ValueKind::Ternary:
+        check_value(v->c, vars, carried, where);
+        [[fallthrough]];
+      case ValueKind::Binary:
+        check_value(v->b, vars, carried, where);
+        [[fallthrough]];
       case ValueKind::Unary:
         check_value(v->a, vars, carried, where);
-        break;
-      case ValueKind::Binary:
-        check_value(v->a, vars, carried, where);
-        check_value(v->b, vars, carried, where);
-        break;
-      case ValueKind::Ternary:
-        check_value(v->a, vars, carried, where);
-        check_value(v->b, vars, carried, where);
-        check_value(v->c, vars, carried, where);
         break;
       case ValueKind::Const:
         break;

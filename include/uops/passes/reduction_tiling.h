@@ -43,6 +43,8 @@
 // run time, in the loops' ranges; elsewhere the order above). Each image's slice of x then stays
 // in cache across the window; the tile loads and stores its elements once per image. conv2d's
 // weight gradient in the bench at two threads: median 0.74 -> 0.79 of oneDNN, as before at one.
+// Where the last loop of k... (an image row's pixels) runs at least kWindowRowReduction
+// iterations, the second (the rows) runs outside the window too, so a row's slices stay in L1.
 //
 // Both keep every result bit for bit: iterations with different values of the exclusive loops
 // touch disjoint written elements, and each element receives its contributions in the original
@@ -56,8 +58,10 @@
 namespace uops {
 
 // tile_registers runs a tile's images outside its window loops only where the reduction loops
-// left inside run at least this many iterations (reduction_tiling.cpp, split_window_order).
+// left inside run at least kWindowReduction iterations, and their rows too where the pixels of a
+// row run at least kWindowRowReduction (reduction_tiling.cpp, split_window_order).
 inline constexpr int64_t kWindowReduction = 32;
+inline constexpr int64_t kWindowRowReduction = 48;
 
 Program tile_reductions(Program p, int64_t tile = 256);
 // `vector_bytes`: the width of the target's vectors (CpuTarget::vector_bytes). Under 64 (AVX2,
