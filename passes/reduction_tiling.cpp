@@ -120,19 +120,23 @@ bool window_outside(const Block& b, size_t outer, size_t ii) {
   return slices;
 }
 
-// The tiled block t (j', i', the window loops at [w, f), k... from f, r, c) with the first loop
-// of k... outside the window loops, over the part of its range that runs where the loops of k...
-// after it run at least kWindowReduction iterations in all (all of the range or none: a test at
-// run time, in the ranges), then t over the rest. Each step of the moved loop then reads its
-// slice of the operands, which stays in cache across the window loops; the tile, inside that
-// loop, loads its elements and stores them at each step, which over images of 4 x 4 pixels cost
-// more than it saved. Where k... has a loop after the second and the last runs at least
-// kWindowRowReduction iterations, the part before that runs with the second loop (the rows) moved
-// out too: a row's slices stay in L1 across the window (conv2d's weight gradient at 8 x 56 x 56 x
-// 64, one thread: 22.7-25.7 -> 18.0-18.9 ms, minima of five C-driver runs; at 28 x 28 pixels 8%
-// slower than with the images alone, hence the threshold). Every element receives the same
-// contributions in the same order: those of each part in turn.
-void split_window_order(Block t, size_t w, size_t f, std::vector<Block>& out) {
+// The tiled block t (j', i' at `outer`, the window loops, k... from f, r, c) with the first loop
+// of k... outside the tiles and the window loops, over the part of its range that runs where the
+// loops of k... after it run at least kWindowReduction iterations in all (all of the range or
+// none: a test at run time, in the ranges), then t over the rest. Each step of the moved loop
+// then reads its slice of the operands once, from memory, for every tile and window step, which
+// take it from cache; the tile, inside that loop, loads its elements and stores them at each
+// step, which over images of 4 x 4 pixels cost more than it saved. Where k... has a loop after
+// the second and the last runs at least kWindowRowReduction iterations, the part before that runs
+// with the second loop (the rows) moved out too: a row's slices stay in L1 across the tiles and
+// the window, where an image of 56 x 56 pixels did not stay in L2. Every element receives the same
+// contributions in the same order: those of each part in turn. conv2d's weight gradient, C
+// drivers (minima of 3-5 runs, ms, one / two threads): 8 x 56 x 56 x 64 with the images outside
+// the window alone 23.4-24.5 / 11.8-16.9, outside the tiles with their rows 15.5-15.9 /
+// 7.4-11.4; at 128 channels 166-189 / 83-90 -> 66-69 / 55-63; 32 x 28 x 28 x 128, images
+// outside the tiles 69 / 40-51 against 93 / 46-57 (with the rows too, 74 / 72-89: hence the
+// threshold); 64 x 14 x 14 x 64 8.4-8.7 / 4.6 against 10.6-11 / 4.9-5.1.
+void split_window_order(Block t, size_t outer, size_t f, std::vector<Block>& out) {
   const size_t n = t.loops.size() - 2;  // k... is [f, n)
   const Loop first = t.loops[f];
   // `from`, or first's end where the loops [inner, n) run at least `count` iterations in all.
@@ -147,7 +151,7 @@ void split_window_order(Block t, size_t w, size_t f, std::vector<Block>& out) {
     Block outside = t;
     outside.loops[f].start = start;
     outside.loops[f].end = end;
-    std::rotate(outside.loops.begin() + long(w), outside.loops.begin() + long(f),
+    std::rotate(outside.loops.begin() + long(outer), outside.loops.begin() + long(f),
                 outside.loops.begin() + long(f + loops));
     out.push_back(std::move(outside));
   };
@@ -278,10 +282,6 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     c.stmts = std::move(t.loops.back().stmts);
     t.loops.resize(n - 1);
     t.loops.erase(t.loops.begin() + long(ii));
-    // A window's row tiles run outside its column tiles: a team's threads, each on its own
-    // output channels, then share x's (the larger operand) as they go (a C driver, conv2d's
-    // weight gradient at two threads: 19-21 -> 12-15 ms with the rows outside the window).
-    if (window) std::swap(tj, ti);
     t.loops.insert(t.loops.begin() + long(outer), {std::move(tj), std::move(ti)});
     // Unrolled, the rows leave GCC a tile of rows x (width / lanes) vectors it keeps in
     // registers; left to its own heuristics it kept batched matmul's 12 x 32 tile on the stack
@@ -301,7 +301,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     return;
   }
   if (window)
-    split_window_order(std::move(*tiled), outer + 2, ii + 2, out);
+    split_window_order(std::move(*tiled), outer, ii + 2, out);
   else
     out.push_back(std::move(*tiled));
   // The columns left over, in the same rows, in tiles of 16: left plain, they accumulated into
