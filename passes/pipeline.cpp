@@ -73,7 +73,7 @@ constexpr Pass kPasses[] = {
      }},
     {"parallel_loops",
      [](Program p, const CpuTarget& t) {
-       return plan_parallel_loops(std::move(p), t.worksharing, t.reassociate);
+       return plan_parallel_loops(std::move(p), t.worksharing, t.reassociate && !t.one_thread);
      }},
     {"simd_reductions",
      [](Program p, const CpuTarget& t) {

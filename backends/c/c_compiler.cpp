@@ -275,7 +275,7 @@ CpuTarget cpu_target(const CCompileOptions& options, bool worksharing) {
       // No compiler to ask: the widest plan, which its compile would not get to anyway.
     }
   }
-  return {options.reassociate, worksharing, bytes};
+  return {options.reassociate, worksharing, bytes, !options.openmp || kernel_threads(options) == 1};
 }
 
 int kernel_threads(const CCompileOptions& options) {

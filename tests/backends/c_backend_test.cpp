@@ -166,6 +166,12 @@ TEST(CBackend, Conv2dGradientsHoldTheirRowsInRegisters) {
       }
   // 8 output channels: rows and images outside the window, images, neither; 4 channels
   EXPECT_EQ(bound, 4);
+  // The images and rows outside the tiles sum into thread copies where a team runs; a kernel
+  // compiled for one thread has no copy of those blocks (CpuTarget::one_thread).
+  CCompileOptions one;
+  one.threads = 1;
+  EXPECT_NE(emit_c(dw, two).find("reduction(+:dw["), std::string::npos) << emit_c(dw, two);
+  EXPECT_EQ(emit_c(dw, one).find("reduction(+:"), std::string::npos) << emit_c(dw, one);
   std::vector<std::unique_ptr<Executable>> dxs, dws;
   for (auto* o : {&exact, &two}) {
     dxs.push_back(compile_c(dx, *o));
