@@ -100,7 +100,8 @@ constexpr int64_t kRaisingRestRows = 2;
 // some operand those loops index too: each step of the window loops re-reads that operand over
 // all of k... (x, once per kh, kw and tile: 90 passes of 12.8 MB per call, bound by the L3 at two
 // threads). Where k... has more loops than that one and their bounds use no loop variable and
-// cannot raise, the first can run outside the window loops (split_window_order).
+// cannot raise, the first (and the second) can run outside the tiles and the window loops
+// (split_window_order).
 bool window_outside(const Block& b, size_t outer, size_t ii) {
   const size_t n = b.loops.size();
   if (outer >= ii || n < ii + 4) return false;
@@ -124,9 +125,9 @@ bool window_outside(const Block& b, size_t outer, size_t ii) {
 // of k... outside the tiles and the window loops, over the part of its range that runs where the
 // loops of k... after it run at least kWindowReduction iterations in all (all of the range or
 // none: a test at run time, in the ranges), then t over the rest. Each step of the moved loop
-// then reads its slice of the operands once, from memory, for every tile and window step, which
-// take it from cache; the tile, inside that loop, loads its elements and stores them at each
-// step, which over images of 4 x 4 pixels cost more than it saved. Where k... has a loop after
+// then reads its slice of the operands from memory once, and every tile and window step reads it
+// from cache; the tile, inside that loop, loads its elements and stores them at each step, which
+// over images of 4 x 4 pixels cost more than it saved. Where k... has a loop after
 // the second and the last runs at least kWindowRowReduction iterations, the part before that runs
 // with the second loop (the rows) moved out too: a row's slices stay in L1 across the tiles and
 // the window, where an image of 56 x 56 pixels did not stay in L2. Every element receives the same
@@ -146,7 +147,8 @@ void split_window_order(Block t, size_t outer, size_t f, std::vector<Block>& out
     Index all = idx::min(idx::constant(1), idx::floordiv(runs, idx::constant(count)));
     return idx::add(from, idx::mul(idx::max(idx::sub(first.end, from), idx::constant(0)), all));
   };
-  // t over first's [start, end), first and the loops - 1 after it outside the window.
+  // t over first's [start, end), with first and the `loops` - 1 after it outside the tiles and
+  // the window loops.
   auto moved = [&](Index start, Index end, size_t loops) {
     Block outside = t;
     outside.loops[f].start = start;

@@ -147,9 +147,10 @@ TEST(CBackend, Conv2dGradientsHoldTheirRowsInRegisters) {
   EXPECT_NE(emit_c(dx, avx512).find("[64];"), std::string::npos) << emit_c(dx, avx512);
   EXPECT_NE(emit_c(dx, avx512).find("[8][32];"), std::string::npos) << emit_c(dx, avx512);
   EXPECT_EQ(emit_c(dx, exact).find("float tile_v"), std::string::npos) << emit_c(dx, exact);
-  // dw's tiles are 8 x 32, the images outside the window where the pixels are 32 or more, their
-  // rows too where a row has 48 or more (reduction_tiling.h): 7 x 6 and 17 x 16 pixels below,
-  // inside it at 5 x 4 and 3 x 2; 5 x 50 and 15 x 60, rows outside, at 1 x 46 and 4 x 26 not.
+  // dw's tiles are 8 x 32, the images outside the tiles and the window where the pixels are 32
+  // or more, their rows too where a row has 48 or more (reduction_tiling.h): 7 x 6 and 17 x 16
+  // pixels below, inside at 5 x 4 and 3 x 2; 5 x 50 and 15 x 60, rows outside, at 1 x 46 and
+  // 4 x 26 not.
   EXPECT_NE(emit_c(dw).find("[8][32];"), std::string::npos) << emit_c(dw);
   // dx's border tiles test their row and column once (LoopPlan::tile_skip).
   EXPECT_NE(print(plan_cpu(dx, {})).find("else only where in range dx.1["), std::string::npos)
