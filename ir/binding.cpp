@@ -32,15 +32,17 @@ Binding bind_inputs(const Program& p, const std::map<std::string, Input>& inputs
                     const ParamMap& params) {
   Binding b;
   b.shapes.resize(p.tensors.size());
-  std::vector<std::string> input_names;
-  for (int t : p.inputs()) input_names.push_back(p.tensors[t].name);
+  // Allocates nothing where the inputs are right: run() binds on every call.
   for (auto& [name, tensor] : inputs) {
     int t = p.find_tensor(name);
-    if (t < 0 || p.tensors[t].role != Role::input)
-      throw Error("unknown input '" + name + "' (inputs are " + list(input_names) + ")");
+    if (t >= 0 && p.tensors[t].role == Role::input) continue;
+    std::vector<std::string> names;
+    for (int i : p.inputs()) names.push_back(p.tensors[i].name);
+    throw Error("unknown input '" + name + "' (inputs are " + list(names) + ")");
   }
-  for (int t : p.inputs()) {
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
     const TensorInfo& info = p.tensors[t];
+    if (info.role != Role::input) continue;
     auto it = inputs.find(info.name);
     if (it == inputs.end()) throw Error("missing input '" + info.name + "'");
     const Input& x = it->second;
@@ -78,22 +80,19 @@ Binding bind_inputs(const Program& p, const std::map<std::string, Input>& inputs
       throw Error("equal assertion failed: " + index_text(p, eq.a) + " = " + std::to_string(x) +
                   " but " + index_text(p, eq.b) + " = " + std::to_string(y));
   }
+  // Every size is checked before a backend allocates anything.
+  int64_t total = 0, largest = 0;
+  size_t which = 0;
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     const TensorInfo& info = p.tensors[t];
     if (info.role == Role::input) continue;
+    b.shapes[t].resize(info.shape.size());
     for (size_t a = 0; a < info.shape.size(); ++a) {
-      int64_t d = evaluate(info.shape[a], env);
+      int64_t d = b.shapes[t][a] = evaluate(info.shape[a], env);
       if (d < 0)
         throw Error("tensor '" + info.name + "' would have size " + std::to_string(d) +
                     " on axis " + std::to_string(a) + " (" + index_text(p, info.shape[a]) + ")");
-      b.shapes[t].push_back(d);
     }
-  }
-  // Every size is checked before a backend allocates anything.
-  int64_t budget = memory_budget(), total = 0, largest = 0;
-  size_t which = 0;
-  for (size_t t = 0; t < p.tensors.size(); ++t) {
-    if (p.tensors[t].role == Role::input) continue;
     int64_t n = 1, bytes = 0;
     for (int64_t d : b.shapes[t])
       if (__builtin_mul_overflow(n, d, &n)) n = INT64_MAX;
@@ -102,7 +101,7 @@ Binding bind_inputs(const Program& p, const std::map<std::string, Input>& inputs
     if (bytes >= largest) largest = bytes, which = t;
     if (__builtin_add_overflow(total, bytes, &total)) total = INT64_MAX;
   }
-  if (total > budget) {
+  if (int64_t budget = memory_budget(); total > budget) {
     const TensorInfo& info = p.tensors[which];
     std::string shape;
     for (int64_t d : b.shapes[which]) shape += (shape.empty() ? "" : ", ") + std::to_string(d);

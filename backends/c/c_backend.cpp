@@ -78,6 +78,8 @@ class CKernel : public Executable {
     std::vector<Tensor> temporaries(p.tensors.size());
     std::vector<void*> pointers;
     std::vector<int64_t> sizes;
+    pointers.reserve(p.tensors.size());
+    sizes.reserve(4 * p.tensors.size());
     for (size_t t = 0; t < p.tensors.size(); ++t) {
       const TensorInfo& info = p.tensors[t];
       sizes.insert(sizes.end(), b.shapes[t].begin(), b.shapes[t].end());
