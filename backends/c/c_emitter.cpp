@@ -216,7 +216,7 @@ std::string function(const Program& original, const std::string& entry, const Cp
   KernelWriter w(p, dialect);
   w.reciprocal_division = target.reassociate;
   std::string body;
-  bool any_parallel = teams.one_team;
+  bool any_parallel = false;  // a block starts a team (in one team, the entry starts it)
   for (size_t bi = 0; bi < p.blocks.size();) {
     const Block& b = p.blocks[bi];
     for (const Loop& l : b.loops) any_parallel |= l.plan.starts_team();
@@ -230,15 +230,18 @@ std::string function(const Program& original, const std::string& entry, const Cp
     body += unless_stored(p, bi, block(b, w), 1, w);
     ++bi;
   }
-  if (teams.one_team) {
-    // The kernel's one team (c_team_plan.h), started where one of its blocks' teams would have.
-    std::string when;
+  // The kernel's one team (c_team_plan.h) runs a function of the team's work, called by every
+  // thread of the team or, where the team would not start, by the caller alone: an `omp parallel`
+  // whose `if` fails still costs libgomp's end-of-team futex wake, a system call (1.5-2 us on the
+  // VMs of docs/cpu-kernels.md, more than a 4 x 4 matmul). The function's `omp for`, `single` and
+  // barriers bind to the team that calls it, or to none, as in a team of one.
+  std::string when = "threads > 1";
+  if (teams.one_team && !teams.always) {
+    std::string enough;
     for (const Index& work : teams.work)
-      when += (when.empty() ? " if(" : " || ") + w.index(work) +
-              " >= " + std::to_string(kParallelThreshold);
-    when = teams.always ? "" : when + ")";
-    body = "#ifdef _OPENMP\n#pragma omp parallel num_threads(threads)" + when +
-           (w.uses_error_flag() ? " reduction(|:err)" : "") + "\n#endif\n  {" + body + "  }\n";
+      enough += (enough.empty() ? "" : " || ") + w.index(work) +
+                " >= " + std::to_string(kParallelThreshold);
+    when += " && (" + enough + ")";
   }
 
   std::string decl;
@@ -256,13 +259,16 @@ std::string function(const Program& original, const std::string& entry, const Cp
     decl += "  " + type + " *" + dialect.restrict_pointer + " " + names.tensors[t] + " = (" + type +
             " *)tensors[" + std::to_string(t) + "];\n";
   }
+  // The sizes and parameters, which the one team's entry declares too (for its condition).
+  std::string scalars, unused;
   int last = -1;
   for (auto [t, a] : w.used_sizes()) {
-    decl += t == last ? ", " : (last >= 0 ? ";\n" : "") + std::string("  const int64_t ");
-    decl += names.size(t, a) + " = sizes[" + std::to_string(size_offset[t] + a) + "]";
+    scalars += t == last ? ", " : (last >= 0 ? ";\n" : "") + std::string("  const int64_t ");
+    scalars += names.size(t, a) + " = sizes[" + std::to_string(size_offset[t] + a) + "]";
+    unused += " (void)" + names.size(t, a) + ";";
     last = t;
   }
-  if (last >= 0) decl += ";\n";
+  if (last >= 0) scalars += ";\n";
   // A parameter fixed at compile time (uops/ir/fixed_params.h) is its constant: binding has
   // checked the value given.
   bool reads_params = false;
@@ -270,10 +276,12 @@ std::string function(const Program& original, const std::string& entry, const Cp
     if (!w.used_params().count(p.params[i])) continue;
     std::string fixed = w.fixed_param_declaration(p.params[i]);
     reads_params |= fixed.empty();
-    decl += !fixed.empty() ? fixed
-                           : "  const int64_t " + names.param(p.params[i]) + " = params[" +
-                                 std::to_string(i) + "];\n";
+    scalars += !fixed.empty() ? fixed
+                              : "  const int64_t " + names.param(p.params[i]) + " = params[" +
+                                    std::to_string(i) + "];\n";
+    unused += " (void)" + names.param(p.params[i]) + ";";
   }
+  decl += scalars;
   if (w.used_tensors().empty()) decl += "  (void)tensors;\n";
   if (w.used_sizes().empty()) decl += "  (void)sizes;\n";
   if (!reads_params) decl += "  (void)params;\n";
@@ -296,9 +304,17 @@ std::string function(const Program& original, const std::string& entry, const Cp
 
   helpers.insert(w.used_helpers().begin(), w.used_helpers().end());
   math.insert(w.used_math().begin(), w.used_math().end());
-  return table + "int " + entry +
-         "(void *const *tensors, const int64_t *sizes, const int64_t *params, int threads) {\n" +
-         decl + body + "  return " + (w.uses_error_flag() ? "err" : "0") + ";\n}\n";
+  const std::string signature =
+      "(void *const *tensors, const int64_t *sizes, const int64_t *params, int threads) {\n";
+  const std::string function =
+      decl + body + "  return " + (w.uses_error_flag() ? "err" : "0") + ";\n}\n";
+  if (!teams.one_team) return table + "int " + entry + signature + function;
+  const std::string call = entry + "_team(tensors, sizes, params, threads);\n";
+  return table + "static int " + entry + "_team" + signature + function + "int " + entry +
+         signature + scalars + (unused.empty() ? "" : " " + unused + "\n") +
+         "  int err = 0;\n#ifdef _OPENMP\n  if (" + when +
+         ")\n#pragma omp parallel num_threads(threads) reduction(|:err)\n    err |= " + call +
+         "  else\n#endif\n    err = " + call + "  return err;\n}\n";
 }
 
 }  // namespace
