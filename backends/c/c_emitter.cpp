@@ -234,7 +234,8 @@ std::string function(const Program& original, const std::string& entry, const Cp
   // thread of the team or, where the team would not start, by the caller alone: an `omp parallel`
   // whose `if` fails still costs libgomp's end-of-team futex wake, a system call (1.5-2 us on the
   // VMs of docs/cpu-kernels.md, more than a 4 x 4 matmul). The function's `omp for`, `single` and
-  // barriers bind to the team that calls it, or to none, as in a team of one.
+  // barriers bind to the team that calls it, or to none, as in a team of one. The condition is
+  // printed before the declarations below, so that they include the sizes it reads.
   std::string when = "threads > 1";
   if (teams.one_team && !teams.always) {
     std::string enough;
