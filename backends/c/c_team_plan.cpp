@@ -78,7 +78,7 @@ TeamPlan plan_teams(Program& p, bool worksharing) {
       if (n < 0) return plan;
       starts += n;
     }
-    if (starts < 2) return plan;
+    if (starts == 0) return plan;
     plan.one_team = true;
     for (auto [first, end] : units)
       for (const Loop& l : p.blocks[first].loops) {

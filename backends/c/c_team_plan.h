@@ -2,11 +2,13 @@
 // for CUDA): which kernels run all their blocks in one team of threads, and where that team's
 // threads wait for each other.
 //
-// A kernel whose blocks would start two teams or more per call (parallel_loops.h: a team per
-// block, or per iteration of a block's outer loops) runs in one team instead: under a passive
-// wait policy a team's start costs 80-100 us, a barrier 40 us (docs/cpu-kernels.md, "A team per
-// kernel"), unless a block's team runs a loop inside others that hold statements (every thread
-// would run those). The team starts where one of the blocks' own teams would have. Each block's
+// A kernel whose blocks would start a team (parallel_loops.h: a team per block, or per iteration
+// of a block's outer loops) runs them all in one team instead: under a passive wait policy a
+// team's start costs 80-100 us, a barrier 40 us (docs/cpu-kernels.md, "A team per kernel"); and
+// the one team's work is a function the caller runs alone where the team would not start, which
+// saves even a one-team kernel libgomp's futex wake of an `omp parallel` whose `if` fails. Not
+// where a block's team runs a loop inside others that hold statements (every thread would run
+// those). The team starts where one of the blocks' own teams would have. Each block's
 // parallel loop then takes a share of it (`omp for`); a block with none, or with statements in the
 // loops outside it, runs on one of its threads (`omp single`). No thread waits at the end of a
 // block's loop whose iterations stay with their threads (ir::stays_with_threads; a block's outer

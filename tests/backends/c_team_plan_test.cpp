@@ -82,12 +82,16 @@ TEST(TeamPlan, AttentionWaitsOnlyWhereDataFlowsBetweenBlocks) {
   EXPECT_EQ(std::count(plan.waits.begin(), plan.waits.end(), true), 3) << print(p);
 }
 
-// A kernel of one team keeps it: nothing to share.
-TEST(TeamPlan, AKernelOfOneTeamKeepsIt) {
+// A kernel of one team (softmax: a row-local run) runs it through the team's function too, so
+// that the caller runs it alone where the team would not start; its rows stay with their
+// threads, so nothing waits.
+TEST(TeamPlan, AKernelOfOneTeamRunsItThroughTheTeamsFunction) {
   Program p = plan_cpu(optimize(forward_program(find_op("softmax"), DType::f32)), {});
-  Program before = p;
-  EXPECT_FALSE(plan_teams(p, false).one_team);
-  EXPECT_TRUE(equal(before, p));
+  TeamPlan plan = plan_teams(p, false);
+  EXPECT_TRUE(plan.one_team);
+  EXPECT_FALSE(plan.always);
+  EXPECT_EQ(plan.work.size(), 1u);
+  EXPECT_EQ(std::count(plan.waits.begin(), plan.waits.end(), true), 0) << print(p);
 }
 
 struct Case {
