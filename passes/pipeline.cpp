@@ -57,7 +57,7 @@ constexpr Pass kPasses[] = {
     {"simplify", [](Program p, const CpuTarget&) { return simplify(std::move(p)); }},
     {"tile_dots", [](Program p, const CpuTarget&) { return tile_dots(std::move(p), 4, 4); }},
     {"tile_reductions",
-     [](Program p, const CpuTarget&) { return tile_reductions(std::move(p), 256); }},
+     [](Program p, const CpuTarget&) { return tile_reductions(std::move(p), 512); }},
     {"tile_registers",
      [](Program p, const CpuTarget& t) {
        return tile_registers(std::move(p), 6, 6, 64, 64, t.vector_bytes);

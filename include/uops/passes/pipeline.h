@@ -43,7 +43,7 @@ struct CpuTarget {
 };
 
 // The C backend's passes, which its emitter runs on the program it is given (optimized or not):
-// the tilings tile_dots(4, 4), tile_reductions(256), tile_registers(6, 6, 64, 64, vector_bytes) and
+// the tilings tile_dots(4, 4), tile_reductions(512), tile_registers(6, 6, 64, 64, vector_bytes) and
 // tile_copies(16), accumulator_promotion (with reassociation), then the decisions its printer
 // prints, recorded in the loops' plans (ir::LoopPlan): parallel_loops, simd_reductions,
 // simd_math, row_local_runs and register_tiles; then fill_trimming and epilogue_folding, which
