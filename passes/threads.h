@@ -11,9 +11,9 @@ using namespace ir;
 constexpr int64_t kVectorBytes = 64;
 
 // The iterations of loops [depth, end) of b; a loop whose bounds use variables counts as the
-// tile it runs over (at most c for [s, min(e, s + c))), any other as once. Where b keeps a register
-// tile of rows and columns (tile_loop, two tile loops or more), its innermost loop counts in
-// vectors: each iteration of such a tile is a multiply-add in registers, its loads shared by the
+// tile it runs over (at most min(e, c) for [s, min(e, s + c))), any other as once. Where b keeps a
+// register tile of rows and columns (tile_loop, two tile loops or more), its innermost loop counts
+// in vectors: each iteration of such a tile is a multiply-add in registers, its loads shared by the
 // rows, where kParallelThreshold was measured on elementwise iterations that each load, compute
 // and store (matmul 96^3 started a team for its 96 x 96 x 96 / 16 vector multiply-adds: 4.6x
 // slower at two threads than on one, C driver). A one-row run of columns loads a vector for each

@@ -63,6 +63,11 @@ TEST(Pipeline, WorkCountsALoopOverOneTileAsTheTile) {
   int64_t work = 0;
   ASSERT_TRUE(is_const(passes::work_from(p, b, 0), &work)) << to_string(passes::work_from(p, b, 0));
   EXPECT_EQ(work, 4 * 128 * 32);
+  // ... and a loop shorter than its tile as itself: k = 100 in tiles of 128 is 100, not 128.
+  Loop short_k = passes::counted(0, idx::constant(100));
+  b.loops = {passes::split_into_tiles(p, short_k, 128), short_k, j};
+  ASSERT_TRUE(is_const(passes::work_from(p, b, 0), &work));
+  EXPECT_EQ(work, 100 * 32);
 }
 
 // A register tile of rows and columns counts its columns in vectors (threads.h): at 512^3
@@ -91,6 +96,11 @@ TEST(Pipeline, WorkCountsARegisterTilesColumnsInVectors) {
   ASSERT_EQ(works(96, 2).size(), 1u);
   EXPECT_LT(works(96, 2)[0], kParallelThreshold);
   EXPECT_GE(works(96, 2)[0] * 16, kParallelThreshold);
+  // At 128^3 the reduction's one tile of 512 counts its 128 (counted as 512, matmul 128^3 started
+  // a team: 2.3x slower at two threads than on one on the Zen 5 host).
+  ASSERT_EQ(works(128, 2).size(), 1u);
+  EXPECT_EQ(works(128, 2)[0], 126 * 128 * 128 / 16);
+  EXPECT_LT(works(128, 2)[0], kParallelThreshold);
 }
 
 // A block with nothing to do at a shape (the rows and columns its tiles leave over, often none)
