@@ -83,13 +83,15 @@ bool bounds_use_vars(const Loop& l) {
   return uses_any_var(l.start) || uses_any_var(l.end);
 }
 
-int64_t one_tile_extent(const Loop& l) {
+int64_t one_tile_extent(const Loop& l, Index* end) {
   int64_t c = 0;
   if (l.end->kind == IndexKind::Min)
     for (const Index& bound : {l.end->a, l.end->b})
       if (bound->kind == IndexKind::Add && equal(bound->a, l.start) && is_const(bound->b, &c) &&
-          c > 0)
+          c > 0) {
+        if (end) *end = bound == l.end->a ? l.end->b : l.end->a;
         return c;
+      }
   return 0;
 }
 

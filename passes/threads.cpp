@@ -22,9 +22,8 @@ Index work_from(const Program& p, const Block& b, size_t depth) {
       work = idx::mul(work, idx::constant((e + lanes - 1) / lanes));
     } else if (!bounds_use_vars(l)) {
       work = idx::mul(work, idx::sub(l.end, l.start));
-    } else if (int64_t c = one_tile_extent(l)) {
+    } else if (Index e; int64_t c = one_tile_extent(l, &e)) {
       // [s, min(e, s + c)) with s >= 0 runs at most min(e, c): k = 128 in tiles of 512 is 128.
-      const Index& e = uses_any_var(l.end->a) ? l.end->b : l.end->a;
       work = idx::mul(work, uses_any_var(e) ? idx::constant(c) : idx::min(e, idx::constant(c)));
     }
   }

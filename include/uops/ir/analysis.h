@@ -42,9 +42,9 @@ void collect_carried(const Value& v, std::vector<int>& out);
 
 bool same_index(const std::vector<Index>& a, const std::vector<Index>& b);
 bool bounds_use_vars(const Loop& l);
-// The most iterations of a loop that is one tile of a tiled loop, [s, min(e, s + c)): c; 0 for
-// any other loop.
-int64_t one_tile_extent(const Loop& l);
+// The most iterations of a loop that is one tile of a tiled loop, [s, min(e, s + c)): c, and e in
+// *end where given; 0 for any other loop.
+int64_t one_tile_extent(const Loop& l, Index* end = nullptr);
 // Some index expression of the statement may raise (may_raise(Index)).
 bool may_raise(const Stmt& s);
 
