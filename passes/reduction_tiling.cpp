@@ -201,13 +201,16 @@ bool lanes_over_columns(Program& p, Block b, size_t ii, size_t outer, int64_t ro
 // tiles of kRaisingRestRows counted on from them: a tile that started where the first ones
 // stopped would repeat i's end, a division the compiler cannot hoist, in its indices, which made
 // such tiles slower than none. Elsewhere `rows`, and the rows left over again in tiles of 4 (520
-// rows: 86 tiles of 6, then 1 of 4). The rows the last level leaves run in runs of `row_cols`
-// columns, i unchanged, so no start repeats: accumulated into memory at every k they were
-// conv2d's 2 pixels of 56 left by tiles of 6, and 8% of its time (a C driver: 20.0 -> 18.4 ms).
-// Each level is more code to compile: conv2d's weight gradient compiled in 0.37 s with tiles of 8
-// alone, 0.84 with 12 and 4, 1.25 with 12, 8 and 4; conv2d's tiles of 2 took it from 0.73 to
-// 1.03 s, depthwise conv2d's from 1.13 to 1.55 s (C drivers: conv2d 1% faster at 56 x 56 pixels,
-// 4% at 28 x 28 and 14 x 14; depthwise conv2d 18% at 56 x 56).
+// rows: 86 tiles of 6, then 1 of 4), then of 2 where 2 rows hold 8 vectors, enough to cover
+// the multiply-adds' latency (AVX-512's 2 x 64, 128 rows: 21 of 6, 1 of 2, matmul 128^3 3% faster
+// than with 2 single rows, which read each of B's vectors for 1 multiply-add; not the weight
+// gradient's 2 x 32, whose compile took a third longer). The rows the last level leaves run in
+// runs of `row_cols` columns, i unchanged, so no start repeats: accumulated into memory at every k
+// they were conv2d's 2 pixels of 56 left by tiles of 6, and 8% of its time (a C driver: 20.0
+// -> 18.4 ms). Each level is more code to compile: conv2d's weight gradient compiled in 0.37 s with
+// tiles of 8 alone, 0.84 with 12 and 4, 1.25 with 12, 8 and 4; conv2d's tiles of 2 took it from
+// 0.73 to 1.03 s, depthwise conv2d's from 1.13 to 1.55 s (C drivers: conv2d 1% faster at 56 x 56
+// pixels, 4% at 28 x 28 and 14 x 14; depthwise conv2d 18% at 56 x 56).
 void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t cols,
                 int64_t row_cols, int vector_bytes, std::vector<Block>& out) {
   size_t n = b.loops.size();
@@ -349,9 +352,9 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     rest_rows.loops[ii].start = pair_rest_i.start;
   }
   if (!empty(rest_rows.loops[ii]) && !empty(rest_rows.loops[n - 1])) {
-    if (!raises && first_rows && rows > 2)
-      tile_block(p, std::move(rest_rows), std::min<int64_t>(rows - 1, 4), raising_rows, cols,
-                 row_cols, vector_bytes, out);
+    if (!raises && rows > 2 && (first_rows || 2 * cols >= 8 * (vector_bytes / 4)))
+      tile_block(p, std::move(rest_rows), first_rows ? std::min<int64_t>(rows - 1, 4) : 2,
+                 raising_rows, cols, row_cols, vector_bytes, out);
     else
       tile_columns(p, std::move(rest_rows), ii + 1, row_cols, false, out);
   }

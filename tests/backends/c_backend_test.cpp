@@ -577,7 +577,9 @@ TEST(CBackend, LargeWriteOnceRowsStreamTheirStores) {
   }
 }
 
-// matmul's rows, whose range cannot raise, run in tiles of 6, the rows left over in tiles of 4;
+// matmul's rows, whose range cannot raise, run in tiles of 6, the rows left over in tiles of 4,
+// then (AVX-512) of 2; every count of rows left over, 0 to 5, with columns left over, at 1 and 2
+// threads: bit for bit;
 // conv2d's output pixels, whose range divides by the stride, in tiles of 6, the pixels left over
 // in tiles of 2 counted on from them. matmul's columns left over run in tiles of 16; conv2d's,
 // whose loads are checked, do not. Every tile's rows are unrolled (a 12 x 32 tile GCC otherwise
@@ -599,8 +601,23 @@ TEST(CBackend, RowTilesShrinkOverTheRowsAndColumnsLeftOver) {
     return sizes;
   };
   using Tiles = std::vector<std::pair<int64_t, int64_t>>;
-  EXPECT_EQ(tiles("matmul"), (Tiles{{6, 64}, {6, 16}, {4, 64}, {4, 16}}));
+  EXPECT_EQ(tiles("matmul"), (Tiles{{6, 64}, {6, 16}, {4, 64}, {4, 16}, {2, 64}, {2, 16}}));
   EXPECT_EQ(tiles("conv2d"), (Tiles{{6, 64}, {2, 64}}));
+  {
+    Program p = optimize(forward_program(find_op("matmul"), DType::f32));
+    for (int threads : {1, 2}) {
+      CCompileOptions exact;
+      exact.reassociate = false;
+      exact.threads = threads;
+      auto kernel = compile_c(p, exact);
+      for (int64_t m = 12; m < 18; ++m) {  // 2 tiles of 6, then 0 to 5 rows left over
+        TensorMap in = testing::random_inputs(p, {{"a", {m, 40}}, {"b", {40, 150}}}, uint64_t(m));
+        TensorMap want = interpret(p, in), got = testing::nan_like(want);
+        kernel->run_into(in, got);
+        EXPECT_TRUE(testing::same_outputs(want, got)) << m << " rows, " << threads << " threads";
+      }
+    }
+  }
   for (const char* name : {"conv2d", "depthwise_conv2d"}) {
     Program p = optimize(forward_program(find_op(name), DType::f32));
     CCompileOptions exact;
@@ -1001,7 +1018,7 @@ TEST(CBackend, TilesFitTheTargetsVectorRegisters) {
   EXPECT_EQ(whole_tiles(matmul, 32), (Tiles{{6, 16}, {4, 16}})) << print(plan_cpu(matmul, {}));
   EXPECT_EQ(whole_tiles(matmul, 16), (Tiles{{3, 16}, {2, 16}}));
   // With AVX-512 the tiles of 64 columns are plain, those of the 16 left over in lanes.
-  EXPECT_EQ(whole_tiles(matmul, 64), (Tiles{{6, 16}, {4, 16}}));
+  EXPECT_EQ(whole_tiles(matmul, 64), (Tiles{{6, 16}, {4, 16}, {2, 16}}));
   EXPECT_EQ(whole_tiles(optimize(forward_program(find_op("matmul"), DType::f64)), 32), Tiles{});
   CCompileOptions v3, v1, native;
   v3.target = "x86-64-v3";
