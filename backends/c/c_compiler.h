@@ -1,8 +1,9 @@
 // Running the system C compiler on generated source, through the kernel cache, and loading
 // the result. CC (or CCompileOptions::compiler) is split into words at white space, so a
 // launcher or flags may come with it ("ccache gcc", "gcc -m64"); no shell runs it. The compiler's
-// identity (its `--version` text and whether it takes -fopenmp) is itself cached on disk under the
-// compiler binary's path, size and modification time, so a cache hit runs no compiler at all.
+// identity (its `--version` text and which of -fopenmp, -lmvec and -fallow-store-data-races it
+// takes) is itself cached on disk under the compiler binary's path, size and modification time,
+// so a cache hit runs no compiler at all.
 #pragma once
 
 #include <functional>
@@ -19,7 +20,8 @@ struct CompilerInfo {
   std::string identity;              // the version text
   std::string stamp;                 // its programs' paths, sizes and times (what keys it)
   bool openmp = false;
-  bool mvec = false;  // links glibc's libmvec (-lmvec) with OpenMP
+  bool mvec = false;         // links glibc's libmvec (-lmvec) with OpenMP
+  bool store_races = false;  // takes -fallow-store-data-races (GCC 10 and later)
 };
 
 CompilerInfo compiler_info(const std::string& compiler);

@@ -318,6 +318,11 @@ TEST_F(KernelCacheTrust, FailedProbeIsNotCached) {
          "  if [ -e \"$dir/no-openmp\" ]; then\n"
          "    echo \"cc: error: unrecognized command-line option '-fopenmp'\" >&2; exit 1\n"
          "  fi;;\n"
+         "*' -fallow-store-data-races '*)\n"
+         "  if [ -e \"$dir/no-races\" ]; then\n"
+         "    echo \"cc: error: unrecognized command-line option '-fallow-store-data-races'\" >&2\n"
+         "    exit 1\n"
+         "  fi;;\n"
          "esac\n"
          "exec cc \"$@\"\n";
   fs::permissions(cc, fs::perms::owner_all, fs::perm_options::replace);
@@ -344,17 +349,23 @@ TEST_F(KernelCacheTrust, FailedProbeIsNotCached) {
   std::string probe = "cc -fopenmp -shared -fPIC -x c /dev/null -o '" + (dir_ / "omp.so").string() +
                       "' > /dev/null 2>&1";
   bool openmp = std::system(probe.c_str()) == 0;
+  std::string races = "cc -fallow-store-data-races -shared -fPIC -x c /dev/null -o '" +
+                      (dir_ / "races.so").string() + "' > /dev/null 2>&1";
+  bool store_races = std::system(races.c_str()) == 0;
   EXPECT_EQ(compile_in_child(p, o), 0);
   ASSERT_EQ(compiler_ids().size(), 1u);
   EXPECT_EQ(slurp(cache_ / *compiler_ids().begin())[0], openmp ? '1' : '0');
+  EXPECT_EQ(slurp(cache_ / *compiler_ids().begin())[2], store_races ? '1' : '0');
 
-  // A compiler that lacks OpenMP (another identity: the script changed) is cached as such.
+  // A compiler that lacks OpenMP and -fallow-store-data-races (another identity: the script
+  // changed) is cached as such, and its kernels compile without them.
   for (auto& id : compiler_ids()) fs::remove(cache_ / id);
   std::ofstream(cc, std::ios::app) << "# another compiler\n";
   std::ofstream(dir_ / "no-openmp") << "";
+  std::ofstream(dir_ / "no-races") << "";
   EXPECT_EQ(compile_in_child(p, o), 0);
   ASSERT_EQ(compiler_ids().size(), 1u);
-  EXPECT_EQ(slurp(cache_ / *compiler_ids().begin()).substr(0, 2), "00");
+  EXPECT_EQ(slurp(cache_ / *compiler_ids().begin()).substr(0, 3), "000");
 }
 
 TEST_F(KernelCacheTrust, StaleTemporariesAreRemoved) {
