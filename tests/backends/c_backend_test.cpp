@@ -185,6 +185,9 @@ TEST(CBackend, Conv2dGradientsHoldTheirRowsInRegisters) {
         for (auto [stride, pad, dilation] :
              {std::tuple{1, 1, 1}, {2, 2, 1}, {1, 0, 2}, {1, 6, 1}}) {
           if ((images == 9 || w == 50) && (c == 64 || c == 130)) continue;
+          // Sanitized, the cases that cost the interpreter most are left to the release build
+          // (903 s under ASan with them, a twentieth of that without).
+          if (testing::kSanitized && (images == 9 || c == 130 || (w == 50 && c != 5))) continue;
           ParamMap params = {{"stride", stride}, {"pad", pad}, {"dilation", dilation}};
           int64_t o = 29, k = 3;
           int64_t oh = (h + 2 * pad - dilation * (k - 1) - 1) / stride + 1,

@@ -1,5 +1,5 @@
-// What the backend tests share: random inputs for a program, and comparing two backends'
-// outputs element by element.
+// What the backend tests share: random inputs for a program, comparing two backends' outputs
+// element by element, and whether the build is sanitized.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,6 +15,15 @@
 namespace uops::testing {
 
 using namespace ir;
+
+// Under ASan or TSan every access costs several times more: the longest tests check fewer cases
+// there, the sanitizers' concern being the host code those cases share (the release build checks
+// them all).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
 
 // Inputs for `p` with the given shapes: floats uniform in [-2, 2], i32 values in [-1, limit].
 inline TensorMap random_inputs(const Program& p,
