@@ -58,11 +58,7 @@ void expect_interpreters_outcome(const Executable& kernel, const testing::OpCase
 
 // The example shapes capped at 24 per axis (8 under the sanitizers, where every access the
 // detector logs costs much more): an emulated thread block costs 256 fiber switches per barrier.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int64_t kMaxExtent = 8;
-#else
-constexpr int64_t kMaxExtent = 24;
-#endif
+constexpr int64_t kMaxExtent = testing::kSanitized ? 8 : 24;
 
 TEST(CudaEmulation, EveryOpAndGradientMatchesInterpreter) {
   std::vector<testing::OpCase> cases = testing::op_cases(kMaxExtent);

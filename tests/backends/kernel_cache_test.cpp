@@ -346,12 +346,12 @@ TEST_F(KernelCacheTrust, FailedProbeIsNotCached) {
     fs::remove(dir_ / failure);
   }
   // Space freed, the next run probes again and finds what the compiler can do.
-  std::string probe = "cc -fopenmp -shared -fPIC -x c /dev/null -o '" + (dir_ / "omp.so").string() +
-                      "' > /dev/null 2>&1";
-  bool openmp = std::system(probe.c_str()) == 0;
-  std::string races = "cc -fallow-store-data-races -shared -fPIC -x c /dev/null -o '" +
-                      (dir_ / "races.so").string() + "' > /dev/null 2>&1";
-  bool store_races = std::system(races.c_str()) == 0;
+  auto takes = [&](const std::string& flag) {
+    std::string probe = "cc " + flag + " -shared -fPIC -x c /dev/null -o '" +
+                        (dir_ / "probe.so").string() + "' > /dev/null 2>&1";
+    return std::system(probe.c_str()) == 0;
+  };
+  bool openmp = takes("-fopenmp"), store_races = takes("-fallow-store-data-races");
   EXPECT_EQ(compile_in_child(p, o), 0);
   ASSERT_EQ(compiler_ids().size(), 1u);
   EXPECT_EQ(slurp(cache_ / *compiler_ids().begin())[0], openmp ? '1' : '0');
