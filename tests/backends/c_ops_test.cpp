@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <tuple>
 
 #include "support/programs.h"
 #include "support/random_graph.h"
@@ -67,7 +69,26 @@ void compile_all(const std::string& compiler, const std::vector<std::string>& fl
   std::filesystem::remove_all(dir);
 }
 
-TEST(COps, EveryProgramCompilesWithoutWarnings) {
+// The backend's own flags add the host's ISA and vector math (c_compiler.cpp): helpers such as
+// uops_load_lanes print another body where the ISA has AVX or AVX-512.
+const char* const kWarningConfigurations[] = {
+    "-fno-openmp", "-fopenmp", "-fopenmp-simd -DUOPS_OPENMP_SIMD",
+    "-fopenmp -march=native -DUOPS_VECTOR_MATH",
+    "-fopenmp-simd -DUOPS_OPENMP_SIMD -march=native -DUOPS_VECTOR_MATH"};
+
+// One test per compiler and configuration, so that ctest spreads the compilers' calls (five
+// minutes in all) over the cores.
+class COpsWarnings : public ::testing::TestWithParam<std::tuple<std::string, size_t>> {};
+
+TEST_P(COpsWarnings, EveryProgramCompilesWithoutWarnings) {
+  auto [cc, configuration] = GetParam();
+  // Sanitized, the last configuration alone: the sources (the sanitized part) are the same for
+  // each.
+  if (testing::kSanitized && configuration + 1 != std::size(kWarningConfigurations))
+    GTEST_SKIP() << "sanitized build: the emitter is checked under the last configuration";
+  // CI installs both compilers; elsewhere (a GPU machine's image, say) only those present run.
+  if (std::system(("command -v " + cc + " >/dev/null 2>&1").c_str()) != 0)
+    GTEST_SKIP() << cc << " is not installed";
   std::vector<std::string> sources;
   for (auto& c : testing::op_cases()) sources.push_back(emit_c(c.program));
   for (uint64_t seed = 0; seed < 100; ++seed) {
@@ -76,27 +97,20 @@ TEST(COps, EveryProgramCompilesWithoutWarnings) {
     Program p = lower(random_case(seed, o).graph);
     sources.push_back(emit_c(seed % 3 ? optimize(p) : p));
   }
-  // CI installs both compilers; elsewhere (a GPU machine's image, say) only those present run.
-  int compilers = 0;
-  for (std::string cc : {"gcc", "clang"}) {
-    if (std::system(("command -v " + cc + " >/dev/null 2>&1").c_str()) != 0) {
-      std::printf("%s is not installed: not checked\n", cc.c_str());
-      continue;
-    }
-    ++compilers;
-    // The backend's own flags add the host's ISA and vector math (c_compiler.cpp): helpers
-    // such as uops_load_lanes print another body where the ISA has AVX or AVX-512. Sanitized,
-    // the last configuration alone: the sources (the sanitized part) are the same for each.
-    std::vector<std::string> configurations = {
-        "-fno-openmp", "-fopenmp", "-fopenmp-simd -DUOPS_OPENMP_SIMD",
-        "-fopenmp -march=native -DUOPS_VECTOR_MATH",
-        "-fopenmp-simd -DUOPS_OPENMP_SIMD -march=native -DUOPS_VECTOR_MATH"};
-    if (testing::kSanitized) configurations.erase(configurations.begin(), configurations.end() - 1);
-    for (const std::string& omp : configurations)
-      compile_all(cc, {"-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", omp}, sources);
-  }
-  if (compilers == 0) GTEST_SKIP() << "neither gcc nor clang is installed";
+  compile_all(cc,
+              {"-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+               kWarningConfigurations[configuration]},
+              sources);
 }
+
+INSTANTIATE_TEST_SUITE_P(Compilers, COpsWarnings,
+                         ::testing::Combine(::testing::Values("gcc", "clang"),
+                                            ::testing::Range(size_t(0),
+                                                             std::size(kWarningConfigurations))),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace uops
