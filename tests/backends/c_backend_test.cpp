@@ -345,22 +345,28 @@ TEST(CBackend, TilesStartFromWhatTheirElementsHold) {
 // added in the order they finish, differ by 1e-5 here, and a wrong start by whole products).
 TEST(CBackend, MatmulTilesStartFromZeroInTheFirstReductionTile) {
   Program p = optimize(forward_program(find_op("matmul"), DType::f32));
+  // Each thread count's bitwise and reassociating kernels; the interpreter once per shape.
+  std::vector<std::pair<std::unique_ptr<Executable>, std::unique_ptr<Executable>>> kernels;
   for (int threads : {1, 2}) {
     CCompileOptions exact, fast;
     exact.reassociate = false;
     exact.threads = fast.threads = threads;
-    auto bitwise = compile_c(p, exact), reassociating = compile_c(p, fast);
-    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{13, 600, 70},
-                           {12, 256, 64},
-                           {7, 3, 130},
-                           {520, 300, 512}}) {
-      TensorMap in = testing::random_inputs(p, {{"a", {m, k}}, {"b", {k, n}}}, uint64_t(k));
-      TensorMap want = interpret(p, in);
+    kernels.emplace_back(compile_c(p, exact), compile_c(p, fast));
+  }
+  for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{13, 600, 70},
+                         {12, 256, 64},
+                         {7, 3, 130},
+                         {520, 300, 512}}) {
+    TensorMap in = testing::random_inputs(p, {{"a", {m, k}}, {"b", {k, n}}}, uint64_t(k));
+    TensorMap want = interpret(p, in);
+    for (size_t t = 0; t < kernels.size(); ++t) {
       TensorMap got = testing::nan_like(want), quick = testing::nan_like(want);
-      bitwise->run_into(in, got);
-      reassociating->run_into(in, quick);
-      EXPECT_TRUE(testing::same_outputs(want, got)) << m << " x " << k << " x " << n;
-      EXPECT_TRUE(testing::same_outputs(want, quick, 1e-3)) << m << " x " << k << " x " << n;
+      kernels[t].first->run_into(in, got);
+      kernels[t].second->run_into(in, quick);
+      std::string at = std::to_string(m) + " x " + std::to_string(k) + " x " + std::to_string(n) +
+                       ", " + std::to_string(t + 1) + "T";
+      EXPECT_TRUE(testing::same_outputs(want, got)) << at;
+      EXPECT_TRUE(testing::same_outputs(want, quick, 1e-3)) << at;
     }
   }
 }
@@ -399,19 +405,22 @@ TEST(CBackend, ZerosBeforeTilesThatStartFromThemRunOnlyWhereTheTilesDoNot) {
         EXPECT_TRUE(first_round) << c.op << " block " << bi << "\n" << print(planned);
       }
     EXPECT_EQ(guarded, 1) << c.op << "\n" << print(planned);
+    std::vector<std::pair<std::unique_ptr<Executable>, std::unique_ptr<Executable>>> kernels;
     for (int threads : {1, 2}) {
       CCompileOptions exact, fast;
       exact.reassociate = false;
       exact.threads = fast.threads = threads;
-      auto bitwise = compile_c(p, exact), reassociating = compile_c(p, fast);
-      for (const Shapes& shapes : c.runs) {
-        TensorMap in = testing::random_inputs(p, shapes, uint64_t(shapes.at("b")[1]));
-        TensorMap want = interpret(p, in);
+      kernels.emplace_back(compile_c(p, exact), compile_c(p, fast));
+    }
+    for (const Shapes& shapes : c.runs) {
+      TensorMap in = testing::random_inputs(p, shapes, uint64_t(shapes.at("b")[1]));
+      TensorMap want = interpret(p, in);  // once per shape: the sanitized builds' largest cost
+      for (size_t t = 0; t < kernels.size(); ++t) {
         TensorMap got = testing::nan_like(want), quick = testing::nan_like(want);
-        bitwise->run_into(in, got);
-        reassociating->run_into(in, quick);
+        kernels[t].first->run_into(in, got);
+        kernels[t].second->run_into(in, quick);
         std::string at = std::string(c.op) + " " + std::to_string(shapes.at("a").back()) + " " +
-                         std::to_string(threads) + "T";
+                         std::to_string(t + 1) + "T";
         EXPECT_TRUE(testing::same_outputs(want, got)) << at;
         EXPECT_TRUE(testing::same_outputs(want, quick, 1e-3)) << at;
       }
