@@ -298,4 +298,25 @@ std::optional<double> value_at_start(const Program& p, size_t bi, int t) {
   return std::nullopt;
 }
 
+bool calls_vector_math(const Loop& l) {
+  bool calls = false;
+  for (auto& s : l.stmts)
+    visit(s.value, [&](const ValueNode& n) {
+      if (n.kind == ValueKind::Unary) switch (n.uop) {
+          case UnaryOp::exp:
+          case UnaryOp::log:
+          case UnaryOp::sin:
+          case UnaryOp::cos:
+          case UnaryOp::tanh:
+          case UnaryOp::sigmoid:
+            calls = true;
+            break;
+          default:
+            break;
+        }
+      calls |= n.kind == ValueKind::Binary && n.bop == BinaryOp::pow;
+    });
+  return calls;
+}
+
 }  // namespace uops::ir

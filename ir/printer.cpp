@@ -129,6 +129,7 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
   if (plan.narrow_lanes)
     parts.push_back("in " + std::to_string(plan.narrow_lanes) + " lanes up to " +
                     std::to_string(plan.narrow_upto));
+  if (plan.lanes) parts.push_back("in " + std::to_string(plan.lanes) + " lanes by hand");
   if (plan.simd_math) parts.push_back("simd math");
   if (plan.row_local) parts.push_back("row_local " + std::to_string(plan.row_local));
   if (plan.tile) parts.push_back("tile of the last " + std::to_string(plan.tile) + " loops");

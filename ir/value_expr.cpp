@@ -121,9 +121,7 @@ bool may_raise(const Value& v) {
 Value rewrite(const Value& v, const std::function<Value(const Value&)>& node,
               const std::function<Index(const Index&)>& index) {
   if (!v) return v;
-  if (node) {
-    if (Value r = node(v)) return r;
-  }
+  if (Value r = node ? node(v) : nullptr) return r;
   ValueNode n = *v;
   if (index) {
     for (auto& e : n.index) e = rewrite(e, index);

@@ -94,9 +94,8 @@ class Fusion {
     auto vars = renames();
     std::vector<Access> acc_a, acc_b;
     auto guest_acc = block_accesses(guest);
-    for (auto& x : guest_acc) {
+    for (auto& x : guest_acc)
       for (auto& e : x.index) e = rename(e, vars);
-    }
     auto host_acc = block_accesses(host);
     (b_is_host_ ? acc_b : acc_a) = host_acc;
     (b_is_host_ ? acc_a : acc_b) = guest_acc;

@@ -85,7 +85,7 @@ constexpr Pass kPasses[] = {
      }},
     {"row_local_runs",
      [](Program p, const CpuTarget& t) {
-       return t.worksharing ? p : plan_row_local_runs(std::move(p));
+       return t.worksharing ? p : plan_row_local_runs(std::move(p), t.vector_bytes);
      }},
     {"register_tiles",
      [](Program p, const CpuTarget&) { return plan_register_tiles(std::move(p)); }},

@@ -24,7 +24,7 @@ size_t run_end(const Program& p, size_t first) {
 
 }  // namespace
 
-Program plan_row_local_runs(Program p) {
+Program plan_row_local_runs(Program p, int vector_bytes) {
   for (size_t first = 0; first < p.blocks.size();) {
     size_t end = run_end(p, first);
     if (end > first + 1) {
@@ -35,6 +35,10 @@ Program plan_row_local_runs(Program p) {
         work = idx::add(work, passes::work_from(p, b, 0));
         raises |= passes::block_may_raise(b);
         b.loops[0].plan = LoopPlan{};
+        LoopPlan& in = b.loops.back().plan;  // one or two scalars, no argmax, no math (.h)
+        if (bi > first && !in.lanes && !in.simd.empty() && in.simd.size() <= 2 &&
+            !calls_vector_math(b.loops.back()))
+          in.lanes = 4 * vector_bytes / int(dtype_size(p.value_type()));
       }
       LoopPlan& plan = p.blocks[first].loops[0].plan;
       plan.row_local = int(end - first - 1);

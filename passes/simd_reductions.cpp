@@ -71,29 +71,6 @@ std::vector<Carried> simd_reduction(const Block& b, size_t k) {
   return out;
 }
 
-// Some statement of l calls a math function that libmvec has a SIMD variant of (sigmoid prints
-// as a call of exp).
-bool calls_vector_math(const Loop& l) {
-  bool calls = false;
-  for (auto& s : l.stmts)
-    visit(s.value, [&](const ValueNode& n) {
-      if (n.kind == ValueKind::Unary) switch (n.uop) {
-          case UnaryOp::exp:
-          case UnaryOp::log:
-          case UnaryOp::sin:
-          case UnaryOp::cos:
-          case UnaryOp::tanh:
-          case UnaryOp::sigmoid:
-            calls = true;
-            break;
-          default:
-            break;
-        }
-      calls |= n.kind == ValueKind::Binary && n.bop == BinaryOp::pow;
-    });
-  return calls;
-}
-
 // Innermost loop k of b runs as `omp simd` for its math calls: it runs more than once, reduces
 // nothing, runs on one thread, its iterations keep to their own elements and nothing in it may
 // raise.
@@ -128,7 +105,8 @@ Program plan_simd_reductions(Program p) {
       sums += c.op == ReduceOp::sum;
       arg |= is_arg_reduce(c.op);
     }
-    if (sums >= kNarrowScalars && !arg) {  // an argmax's loop runs in lanes by hand
+    plan.lanes = arg ? 16 : 0;  // no `omp simd` clause reduces an argmax
+    if (sums >= kNarrowScalars && !arg) {
       plan.narrow_lanes = kNarrowLanes;
       plan.narrow_upto = kNarrowUpto;
     }

@@ -59,14 +59,15 @@ std::string parallel_pragma(const LoopPlan& plan, KernelWriter& w) {
 // The `omp simd` pragma for a loop's SIMD reductions or SIMD math (simd_reductions.h), or none.
 // SIMD math only where libmvec is linked (UOPS_MVEC): without it the loop gains nothing. `lanes`
 // asks for so many (LoopPlan::narrow_lanes) where not 0.
-std::string simd_pragma(const LoopPlan& plan, int indent, int lanes) {
+std::string simd_pragma(const LoopPlan& plan, int indent, const KernelWriter& w) {
+  const int lanes = w.lanes_asked(plan);
   if (plan.simd_math)
     return "#if defined(UOPS_SIMD) && defined(UOPS_MVEC)\n" + pad(indent) +
            "#pragma omp simd\n#endif\n";
   if (plan.simd.empty()) return "";
   // A loop in lanes the printer writes out reduces in arrays of its own: no clauses.
   std::string clauses;
-  bool by_hand = KernelWriter::runs_in_lanes(plan);
+  bool by_hand = w.runs_in_lanes(plan);
   for (auto [op, ops] : {std::pair{"+", std::set{ReduceOp::sum, ReduceOp::mean}},
                          {"*", std::set{ReduceOp::prod}},
                          {"max", std::set{ReduceOp::max}},
@@ -135,7 +136,7 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
     std::string body;
     w.declare_carried(b, b.loops[0], 3, body);
     w.loop(b, 1, 3, body, [&](size_t k, int indent, std::string& out) {
-      out += simd_pragma(b.loops[k].plan, indent, w.lanes_asked(b.loops[k].plan));
+      out += simd_pragma(b.loops[k].plan, indent, w);
     });
     w.statements(b, b.loops[0], 3, body);
     nest += unless_stored(p, bi, body, 3, w) + "    }\n";
@@ -179,8 +180,7 @@ std::string block(const Block& b, KernelWriter& w) {
     std::string nest;
     w.loop(b, 0, indent, nest, [&](size_t k, int in, std::string& out) {
       const LoopPlan& plan = b.loops[k].plan;
-      out += k != parallel ? simd_pragma(plan, in, w.lanes_asked(plan))
-                           : parallel_pragma(team ? share : plan, w);
+      out += k != parallel ? simd_pragma(plan, in, w) : parallel_pragma(team ? share : plan, w);
     });
     if (streams) nest += pad(indent) + w.helper("stream_fence") + "();\n";
     if (!share.nowait) return nest;

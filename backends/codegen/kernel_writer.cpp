@@ -796,26 +796,22 @@ void KernelWriter::bind_steps(const Block& b, size_t k, int indent, std::string&
   out += pad(indent) + "}\n";
 }
 
-bool KernelWriter::runs_in_lanes(const LoopPlan& plan) {
-  return std::any_of(plan.simd.begin(), plan.simd.end(),
-                     [](const Carried& c) { return is_arg_reduce(c.op); });
-}
-
-// An innermost loop whose SIMD reductions include an argmax or argmin (simd_reductions.h), which
-// no `omp simd` clause reduces, runs in kLanes lanes by hand: each carried scalar it reduces is
-// held per lane in an array, started from the scalar (from the identity for sums and products),
-// the iterations run in groups of kLanes, one per lane, as `omp simd`, and the lanes are combined
-// in order before the last iterations run as usual. An argmax lane keeps its best value and the
-// iteration that gave it; combined, the greatest value wins and among equal values the earliest
-// iteration, whose position is then computed once: the element a sequential loop finds, the same
-// -0 or +0 and NaN skipped.
+// An innermost loop that runs in lanes by hand (LoopPlan::lanes: an argmax's or argmin's, which
+// no `omp simd` clause reduces, and row_local_runs.h's): each carried scalar it reduces is held
+// per lane in an array, started from the scalar (from the identity for sums and products), the
+// iterations run in groups of as many as the lanes, one per lane, as `omp simd`, and the lanes
+// are combined before the last iterations run as usual (as `omp simd` where they reduce no
+// argmax). Other reductions' lanes are combined pairwise, halves into halves, which the compiler
+// runs in vectors. An argmax lane keeps its best value and the iteration that gave it; combined
+// in order, the greatest value wins and among equal values the earliest iteration, whose
+// position is then computed once: the element a sequential loop finds, the same -0 or +0 and NaN
+// skipped.
 void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
                          const Before& before, const std::set<int>& atomic,
                          const std::string& end) {
-  constexpr int kLanes = 16;
   const Loop& l = b.loops[k];
   const std::string v = Names::var(l.var), next = v + "_next", lane = v + "_lane",
-                    n = std::to_string(kLanes);
+                    n = std::to_string(l.plan.lanes);
   const std::string each =
       "for (int64_t " + lane + " = 0; " + lane + " < " + n + "; ++" + lane + ") ";
   std::vector<Carried> used;
@@ -843,10 +839,17 @@ void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
   statements(b, l, in + 2, out, atomic);
   lane_.clear();
   out += pad(in + 1) + "}\n" + pad(in) + "}\n";
+  bool arg = false;
   for (const Carried& c : used) {
     std::string name = Names::carried(c.id), at = name + "_lanes[" + lane + "]";
+    arg |= is_arg_reduce(c.op);
     if (!is_arg_reduce(c.op)) {
-      out += pad(in) + each + reduce_step(c.op, name, at) + ";\n";
+      for (int half = l.plan.lanes / 2; half > 0; half /= 2)
+        out += pad(in) + "for (int64_t " + lane + " = 0; " + lane + " < " + std::to_string(half) +
+               "; ++" + lane + ") " +
+               reduce_step(c.op, at, name + "_lanes[" + lane + " + " + std::to_string(half) + "]") +
+               ";\n";
+      out += pad(in) + reduce_step(c.op, name, name + "_lanes[0]") + ";\n";
       continue;
     }
     const Stmt* s = nullptr;
@@ -859,6 +862,9 @@ void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
            pad(in + 1) + "if (best != INT64_MIN) { const int64_t " + v + " = best; " +
            Names::arg(c.id) + " = " + index(s->arg) + "; }\n" + pad(in) + "}\n";
   }
+  lanes_left_ = true;
+  if (before && !arg) before(k, in, out);
+  lanes_left_ = false;
   out +=
       pad(in) + "for (int64_t " + v + " = " + next + "; " + v + " < " + end + "; ++" + v + ") {\n";
   statements(b, l, in + 1, out, atomic);

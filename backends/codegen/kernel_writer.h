@@ -78,9 +78,10 @@ class KernelWriter {
   // tests; the C backend's passes set them). `before(k)` may add lines (a pragma) in front of
   // any loop's `for`.
   using Before = std::function<void(size_t, int, std::string&)>;
-  // A loop whose SIMD reductions include an argmax or argmin, which no `omp simd` clause
-  // reduces: loop() writes it in lanes of its own (see lanes()).
-  static bool runs_in_lanes(const LoopPlan& plan);
+  // A loop whose reductions run in lanes the printer writes out (LoopPlan::lanes): loop() writes
+  // it so (see lanes()). While `before` is called for the loop's last iterations, which run as
+  // usual, not: their pragma reduces the scalars.
+  bool runs_in_lanes(const LoopPlan& plan) const { return plan.lanes > 0 && !lanes_left_; }
   // While `before` is called for the copy of a loop over a short range (LoopPlan::narrow_lanes):
   // the lanes its pragma asks for; else 0.
   int lanes_asked(const LoopPlan& plan) const { return narrow_ ? plan.narrow_lanes : 0; }
@@ -155,7 +156,8 @@ class KernelWriter {
   // each checked row load bound so far reads, its element through the row's pointer or its fill.
   bool border_rows_ = false;
   size_t rows_at_ = 0;
-  bool narrow_ = false;  // printing a loop's copy in LoopPlan::narrow_lanes lanes
+  bool narrow_ = false;      // printing a loop's copy in LoopPlan::narrow_lanes lanes
+  bool lanes_left_ = false;  // printing the iterations a loop in lanes leaves over
   std::map<const ValueNode*, std::string> row_of_;
   int rows_declared_ = 0;
   // In a border tile's else: the test's plan, whose tile_steps bind_steps binds.

@@ -22,6 +22,7 @@
 #include "uops/ir/binding.h"
 #include "uops/ir/memory_budget.h"
 #include "uops/ir/printer.h"
+#include "uops/ops/op_gradient.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/copy_tiling.h"
 #include "uops/passes/dot_tiling.h"
@@ -948,6 +949,49 @@ TEST(CBackend, OneThreadKernelsCompileWithoutOpenMPRegions) {
     TensorMap want = interpret(p, in);
     EXPECT_TRUE(testing::same_outputs(want, compile_c(p, two)->run(in), 1e-4)) << op;
     EXPECT_TRUE(testing::same_outputs(want, compile_c(p, one)->run(in), 1e-4)) << op;
+  }
+}
+
+// A row-local run's blocks after its first reduce the rows the run brought to L1 in lanes by
+// hand, four vectors' worth (row_local_runs.h): layernorm's variance but not its mean, which
+// reads from memory, nor softmax's sum of exponentials, which calls a math function; 64 f32
+// lanes or 32 f64 with AVX-512, half and a quarter as many with AVX and SSE. Each kernel with
+// such lanes over rows shorter than the lanes, of whole groups, and of groups and a remainder,
+// at every vector width the host runs, matches the interpreter (the sums regrouped: within
+// 1e-4).
+TEST(CBackend, ReductionsOfRowsInL1RunInLanesByHand) {
+  for (DType dtype : {DType::f32, DType::f64})
+    for (int bytes : {16, 32, 64}) {
+      CpuTarget target;
+      target.vector_bytes = bytes;
+      Program p = plan_cpu(optimize(forward_program(find_op("layernorm"), dtype)), target);
+      std::vector<int> lanes;
+      for (auto& b : p.blocks) lanes.push_back(b.loops.back().plan.lanes);
+      EXPECT_EQ(lanes, (std::vector<int>{0, 4 * bytes / int(dtype_size(dtype)), 0})) << print(p);
+    }
+  std::string softmax = emit_c(optimize(forward_program(find_op("softmax"), DType::f32)));
+  EXPECT_EQ(softmax.find("_lanes["), std::string::npos) << softmax;
+  for (auto [name, grad] :
+       {std::pair{"layernorm", false}, {"layernorm", true}, {"softmax", true}}) {
+    const OpDef& op = find_op(name);
+    Program p = optimize(grad ? gradient_program(op, DType::f32) : forward_program(op, DType::f32));
+    std::string what = std::string(name) + (grad ? " gradient" : "");
+    EXPECT_NE(emit_c(p).find("_lanes[64]"), std::string::npos) << what;
+    for (const std::string& target : vector_width_targets()) {
+      CCompileOptions options;
+      options.target = target;
+      auto exe = compile_c(p, options);
+      for (int64_t cols : {1, 63, 64, 65, 200, 1000}) {
+        std::map<std::string, std::vector<int64_t>> shapes;
+        for (const TensorInfo& t : p.tensors)
+          if (t.role == Role::input)
+            shapes[t.name] =
+                t.shape.size() == 2 ? std::vector<int64_t>{3, cols} : std::vector<int64_t>{cols};
+        TensorMap in = testing::random_inputs(p, shapes, uint64_t(cols));
+        EXPECT_TRUE(testing::same_outputs(interpret(p, in), exe->run(in), 1e-4))
+            << what << ", " << cols << " columns, " << target;
+      }
+    }
   }
 }
 

@@ -94,6 +94,12 @@ struct LoopPlan {
   // range cost more there than in the loop (attention's q k^T over 64: 1.7x faster in 8 lanes).
   int narrow_lanes = 0;
   int64_t narrow_upto = 0;
+  // The innermost loop runs in `lanes` lanes the printer writes out (codegen::KernelWriter::lanes):
+  // each reduced scalar held per lane in an array the compiler keeps in registers, the lanes
+  // combined after the loop. simd_reductions: 16 where the loop reduces an argmax or argmin, which
+  // no `omp simd` clause reduces. row_local_runs: four vectors' worth where the loop reduces one
+  // or two scalars in a block after its run's first, whose rows that block brought to L1.
+  int lanes = 0;
   // simd_math: the innermost loop, which reduces nothing and calls math functions, runs in SIMD
   // lanes where libmvec is linked, so that the calls go to its SIMD variants.
   bool simd_math = false;
