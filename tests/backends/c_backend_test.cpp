@@ -302,6 +302,51 @@ TEST(CBackend, PoolTilesAreRunsOfChannels) {
             std::string::npos);
 }
 
+// Where every load that moves with a tile's rows moves with its columns too (depthwise conv2d's
+// pixels and channels), the loop over column tiles runs inside the loop over row tiles, so each
+// tile reads whole pixels; where some operand has rows alone (matmul's a[i, k], conv2d's x over
+// input channels) the column tiles stay outside, one panel of the other operand kept in cache
+// across the row tiles (uops/passes/reduction_tiling.h).
+TEST(CBackend, ColumnTilesRunInsideRowTilesOnlyWhereNoOperandHasRowsAlone) {
+  // In every register tile of `p` (a block ending in unrolled rows r and columns c): whether the
+  // loop that moves the written element's axis along with c runs inside the one that moves the
+  // axis along with r; nullopt where the blocks disagree or there is no tile.
+  auto columns_inside = [](const Program& p) -> std::optional<bool> {
+    std::optional<bool> inside;
+    for (auto& b : p.blocks) {
+      const size_t n = b.loops.size();
+      if (n < 4 || !b.loops[n - 2].plan.unroll || b.loops.back().stmts.empty()) continue;
+      const Stmt& s = b.loops.back().stmts[0];
+      size_t tj = n, ti = n;
+      for (size_t x = 0; x + 2 < n; ++x)
+        for (auto& e : s.index) {
+          if (!uses_var(e, b.loops[x].var)) continue;
+          if (uses_var(e, b.loops[n - 1].var)) tj = x;
+          if (uses_var(e, b.loops[n - 2].var)) ti = x;
+        }
+      if (tj == n || ti == n) continue;
+      if (inside && *inside != (tj > ti)) return std::nullopt;
+      inside = tj > ti;
+    }
+    return inside;
+  };
+  for (int vector_bytes : {16, 32, 64}) {
+    CpuTarget t;
+    t.vector_bytes = vector_bytes;
+    auto planned = [&](const std::string& op) {
+      return plan_cpu(optimize(forward_program(find_op(op), DType::f32)), t);
+    };
+    Program depthwise = planned("depthwise_conv2d"), conv = planned("conv2d"),
+            matmul = planned("matmul");
+    EXPECT_EQ(columns_inside(depthwise), std::optional<bool>(true)) << vector_bytes << "\n"
+                                                                    << print(depthwise);
+    EXPECT_EQ(columns_inside(conv), std::optional<bool>(false)) << vector_bytes << "\n"
+                                                                << print(conv);
+    EXPECT_EQ(columns_inside(matmul), std::optional<bool>(false)) << vector_bytes << "\n"
+                                                                  << print(matmul);
+  }
+}
+
 // A tile starts from a constant without loading its elements only where they hold it: the
 // initial zero of depthwise conv2d's, conv2d's and avgpool's outputs (their first and only
 // writers, over exclusive loops), maxpool's -inf (one block fills the output first), and
