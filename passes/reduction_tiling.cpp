@@ -287,11 +287,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     c.stmts = std::move(t.loops.back().stmts);
     t.loops.resize(n - 1);
     t.loops.erase(t.loops.begin() + long(ii));
-    // Where every load that moves with i moves with j too (a depthwise convolution's pixels and
-    // channels), j's operand is one small panel (its weights) and the column tiles run inside the
-    // row tiles instead: each tile then reads whole pixels, contiguous, where the other order read
-    // the same half of every pixel along a row (56 x 56 x 128 at 1 and 2 threads, a C driver on
-    // huge pages: 2.0-2.2 -> 1.7-1.9 ms and 0.86-0.91 -> 0.76-0.81 ms, two rounds each).
+    // Column tiles inside row tiles where no operand has rows alone (reduction_tiling.h).
     if (!window && !row_like(b, i.var)) std::swap(tj, ti);
     t.loops.insert(t.loops.begin() + long(outer), {std::move(tj), std::move(ti)});
     // Unrolled, the rows leave GCC a tile of rows x (width / lanes) vectors it keeps in

@@ -34,9 +34,14 @@
 // other order streamed the whole reduction tile of B once per row tile (matmul 512^3 at one
 // thread: 2.58 -> 2.45 ms, with reduction tiles of 256 rather than 128; tiles of 512, which hold
 // all of its k, load and store each register tile once and keep a 128 KB panel of B in L2: 0.98
-// -> 1.00-1.02 of oneDNN, seven interleaved rounds, Zen 5). Where every load moves
-// with i (a pool's window over x), rows would feed nothing: the block becomes i, j', k..., c over
-// whole runs of `row_cols` columns, then the columns left over.
+// -> 1.00-1.02 of oneDNN, seven interleaved rounds, Zen 5). Where every load that moves with i
+// moves with j too (a depthwise convolution's pixels and channels), j's operand is a small panel
+// (9 x 64 weights) that no order evicts, and the column tiles run inside the row tiles (i', j'):
+// each tile then reads whole pixels, contiguous, where j' outside read the same half of every
+// pixel along a row (8 x 56 x 56 x 128, a C driver on huge pages, three rounds: 2.0-2.2 -> 1.7-1.9
+// ms at one thread, 0.86-0.94 -> 0.76-0.83 at two; the bench within its noise). Where every load
+// moves with i (a pool's window over x), rows would feed nothing: the block becomes i, j', k..., c
+// over whole runs of `row_cols` columns, then the columns left over.
 //
 // Where those exclusive loops before i (the weight gradient's kh and kw) index an operand that the
 // first loop of k... (its images) indexes too, each window step re-read that operand over all of
