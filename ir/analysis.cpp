@@ -198,6 +198,13 @@ void map_program(Program& p, const std::function<Index(const Index&)>& index,
     }
 }
 
+Stmt map_indices(Stmt s, const std::function<Index(const Index&)>& index) {
+  for (auto& e : s.index) e = index(e);
+  if (s.arg) s.arg = index(s.arg);
+  s.value = rewrite(s.value, nullptr, index);
+  return s;
+}
+
 void renumber_tensors(Program& p, const std::vector<int>& new_id) {
   std::vector<TensorInfo> kept(p.tensors.size());
   size_t n = 0;

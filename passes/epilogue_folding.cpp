@@ -74,15 +74,13 @@ Program plan_epilogue_folding(Program p) {
     if (!clear) continue;
     // g over the tile's index: the map's variable of axis a becomes the tile's index on axis a.
     const std::vector<Index>& to = t.loops.back().stmts[0].index;
-    Value g = rewrite(
-        stmts[0].value, [](const Value&) -> Value { return nullptr; },
-        [&](const Index& i) {
-          return rewrite(i, [&](const Index& v) -> Index {
-            for (size_t a = 0; a < map.loops.size(); ++a)
-              if (v->kind == IndexKind::Var && v->var == map.loops[a].var) return to[a];
-            return nullptr;
-          });
-        });
+    Value g = rewrite(stmts[0].value, nullptr, [&](const Index& i) {
+      return rewrite(i, [&](const Index& v) -> Index {
+        for (size_t a = 0; a < map.loops.size(); ++a)
+          if (v->kind == IndexKind::Var && v->var == map.loops[a].var) return to[a];
+        return nullptr;
+      });
+    });
     const size_t bi = tile->first, k = tile->second;
     if (!passes::keep_outside(p, e, *box)) continue;
     p.blocks[bi].loops[k].plan.tile_store = std::move(g);

@@ -20,11 +20,7 @@ Index rename(const Index& e, const std::vector<std::pair<int, int>>& vars) {
 }
 
 Stmt rename(Stmt s, const std::vector<std::pair<int, int>>& vars) {
-  auto f = [&](const Index& e) { return rename(e, vars); };
-  for (auto& e : s.index) e = f(e);
-  if (s.arg) s.arg = f(s.arg);
-  s.value = rewrite(s.value, nullptr, f);
-  return s;
+  return map_indices(std::move(s), [&](const Index& e) { return rename(e, vars); });
 }
 
 class Fusion {

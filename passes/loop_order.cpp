@@ -60,12 +60,7 @@ void fresh_vars(Program& p, Block& b) {
     l.var = fresh[l.var]->var;
     l.start = index(l.start);
     l.end = index(l.end);
-    for (auto& s : l.stmts) {
-      for (auto& e : s.index) e = index(e);
-      if (s.arg) s.arg = index(s.arg);
-      s.value = rewrite(
-          s.value, [](const Value&) -> Value { return nullptr; }, index);
-    }
+    for (auto& s : l.stmts) s = map_indices(std::move(s), index);
   }
 }
 

@@ -150,13 +150,8 @@ void replace_var(Block& b, int var, const Index& by) {
   auto leaf = [&](const Index& e) -> Index {
     return e->kind == IndexKind::Var && e->var == var ? by : nullptr;
   };
-  auto index = [&](const Index& e) { return rewrite(e, leaf); };
-  for (auto& s : b.loops.back().stmts) {
-    for (auto& e : s.index) e = index(e);
-    if (s.arg) s.arg = index(s.arg);
-    s.value = rewrite(
-        s.value, [](const Value&) -> Value { return nullptr; }, index);
-  }
+  for (auto& s : b.loops.back().stmts)
+    s = map_indices(std::move(s), [&](const Index& e) { return rewrite(e, leaf); });
 }
 
 std::pair<Loop, Loop> split_whole_tiles(Program& p, Block& b, size_t at, int64_t size, Loop* rest,

@@ -103,6 +103,10 @@ class LoopRanges {
 void map_program(Program& p, const std::function<Index(const Index&)>& index,
                  const std::function<Value(const Value&)>& value);
 
+// `s` with `index` called on each of its index expressions (the element's, the argument, those
+// in its value), each replaced by what it returns.
+Stmt map_indices(Stmt s, const std::function<Index(const Index&)>& index);
+
 // Keeps tensor t as tensor new_id[t] (-1 drops it; the kept ids must be 0..n-1) and rewrites
 // every reference: Dim and Data leaves, loads and stores. Nothing may refer to a dropped tensor.
 void renumber_tensors(Program& p, const std::vector<int>& new_id);
