@@ -141,6 +141,7 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
     parts.push_back("from " + format_double(*plan.tile_start) + first);
   }
   if (plan.tile_stream) parts.push_back("streamed");
+  if (plan.tile_unrolled) parts.push_back("copied in unrolled rows");
   if (plan.stream) parts.push_back("streamed rows");
   if (plan.tile_store) parts.push_back("stores " + print(p, plan.tile_store));
   if (plan.unroll) parts.push_back("unroll");

@@ -81,7 +81,7 @@ bool same(const LoopPlan& a, const LoopPlan& b) {
          a.simd_math == b.simd_math && a.row_local == b.row_local && a.tile == b.tile &&
          a.unroll == b.unroll && a.tile_width == b.tile_width && a.tile_start == b.tile_start &&
          a.tile_start_first == b.tile_start_first && a.tile_stream == b.tile_stream &&
-         a.stream == b.stream &&
+         a.stream == b.stream && a.tile_unrolled == b.tile_unrolled &&
          (a.tile_store ? b.tile_store && equal(a.tile_store, b.tile_store) : !b.tile_store) &&
          a.empty_tests == b.empty_tests && a.fill_unless == b.fill_unless &&
          a.tile_rows_at == b.tile_rows_at && a.tile_transpose == b.tile_transpose &&

@@ -304,7 +304,8 @@ class Verifier {
           (plan.simd.empty() || std::any_of(plan.simd.begin(), plan.simd.end(),
                                             [](const Carried& c) { return is_arg_reduce(c.op); })))
         fail(at + ": fewer lanes for a loop with no SIMD reduction, or with an argmax or argmin");
-      if (plan.tile_start && !plan.tile) fail(at + ": a tile's start without a tile");
+      if ((plan.tile_start || plan.tile_unrolled) && !plan.tile)
+        fail(at + ": a tile's start or unrolled rows without a tile");
       for (int v : plan.tile_start_first) {
         bool outside = false;
         for (size_t x = 0; x < k; ++x) outside |= block.loops[x].var == v;

@@ -275,6 +275,7 @@ Program plan_register_tiles(Program p) {
       TileStart start = tile_start(loops, bi, k);
       planned[k].plan.tile_start = start.value;
       planned[k].plan.tile_start_first = start.first;
+      planned[k].plan.tile_unrolled = !start.value;
       planned[k].plan.tile_stream =
           start.value && start.first.empty() && from == 1 && streams(loops, bi, true);
       if (test.accesses.empty()) break;

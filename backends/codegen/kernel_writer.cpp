@@ -594,7 +594,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   if (l.plan.tile && !within.tile) {
     const Stmt& s = b.loops.back().stmts[0];
     const int width = b.loops.back().plan.tile_width;
-    std::string name = "tile_" + v, dims, at = name, copy, rows, row = name + "_lanes";
+    std::string name = "tile_" + v, dims, at = name, heads, tails, rows, row = name + "_lanes";
     for (size_t x = b.loops.size() - size_t(l.plan.tile); x < b.loops.size(); ++x) {
       std::string u = Names::var(b.loops[x].var);
       bool last = x + 1 == b.loops.size();
@@ -602,9 +602,15 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
       rows += last ? "" : "[" + index(b.loops[x].end) + "]";
       row += last ? "" : "[" + u + "]";
       at += "[" + u + "]";
-      copy +=
-          "for (int64_t " + u + " = 0; " + u + " < " + index(b.loops[x].end) + "; ++" + u + ") ";
+      // LoopPlan::tile_unrolled: the load's and store's loops over rows unrolled.
+      int64_t count = 0;
+      if (l.plan.tile_unrolled && !last && is_const(b.loops[x].end, &count))
+        heads += pad(indent + 1) + "#pragma GCC unroll " + std::to_string(count) + "\n";
+      heads += pad(indent + 1) + "for (int64_t " + u + " = 0; " + u + " < " +
+               index(b.loops[x].end) + "; ++" + u + ")" + (last ? " " : " {\n");
+      tails += last ? "" : pad(indent + 1) + "}\n";
     }
+    auto copy = [&](const std::string& stmt) { return heads + stmt + ";\n" + tails; };
     std::string element = names_.tensors[s.tensor] + "[" + offset(s.tensor, s.index) + "]";
     // A start in the first iteration of loops outside (LoopPlan::tile_start_first) alone.
     std::string first;
@@ -621,7 +627,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     // Rows of lanes: the lanes past the count hold zero, the rows live in vectors.
     if (width && !whole_lanes(b.loops.back()))
       out += pad(indent + 1) + "__builtin_memset(" + name + ", 0, sizeof " + name + ");\n";
-    out += pad(indent + 1) + copy + at + " = " + start + ";\n";
+    out += copy(at + " = " + start);
     if (width) {
       out += pad(indent + 1) + helper("uops_f32_lanes") + " " + name + "_lanes" + rows + "[" +
              std::to_string(width) + " / UOPS_F32_LANES];\n" + pad(indent + 1) +
@@ -639,7 +645,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     std::string stored = l.plan.tile_store ? value(l.plan.tile_store) : at;
     tile_ = {-1, ""};
     out += l.plan.tile_stream ? streamed_store(b, size_t(l.plan.tile), name, indent + 1)
-                              : pad(indent + 1) + copy + element + " = " + stored + ";\n";
+                              : copy(element + " = " + stored);
     out += pad(indent) + "}\n";
     return;
   }

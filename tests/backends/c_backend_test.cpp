@@ -209,6 +209,59 @@ TEST(CBackend, Conv2dGradientsHoldTheirRowsInRegisters) {
         }
 }
 
+// A tile that loads its elements at each visit (no LoopPlan::tile_start) has its copies
+// unrolled (LoopPlan::tile_unrolled): its load's and its store's loops over rows run under
+// "#pragma GCC unroll" and the row count; a tile that starts from a value runs them looped. So
+// all of conv2d's data gradient's tiles (dx's 8 x 32) and none of matmul's or conv2d's main
+// 6 x 64 tiles, which start from zero. A tile of one loop has no rows to unroll.
+TEST(CBackend, TilesThatLoadTheirElementsCopyThemInUnrolledRows) {
+  CCompileOptions avx512;
+  avx512.target = "x86-64-v4";
+  int unrolled = 0, looped = 0;
+  for (const Program& p : {optimize(gradient(find_op("conv2d").build(DType::f32), {"x"})),
+                           optimize(forward_program(find_op("matmul"), DType::f32)),
+                           optimize(forward_program(find_op("conv2d"), DType::f32))}) {
+    for (const Block& b : plan_cpu(p, cgen::cpu_target(avx512)).blocks)
+      for (const Loop& l : b.loops)
+        EXPECT_TRUE(!l.plan.tile || l.plan.tile_unrolled == !l.plan.tile_start)
+            << print_block(p, b, 0);
+    const std::string src = emit_c(p, avx512);
+    std::vector<std::string> lines;
+    for (size_t at = 0, end; at < src.size(); at = end + 1) {
+      end = std::min(src.find('\n', at), src.size());
+      const size_t text = std::min(src.find_first_not_of(' ', at), end);
+      lines.push_back(src.substr(text, end - text));
+    }
+    for (size_t d = 0; d < lines.size(); ++d) {
+      if (lines[d].rfind("float tile_v", 0) != 0 || lines[d].find("][") == std::string::npos)
+        continue;  // float tile_vN[R][C];
+      const std::string name = lines[d].substr(6, lines[d].find('[') - 6);
+      const std::string rows =
+          lines[d].substr(name.size() + 7, lines[d].find(']') - name.size() - 7);
+      // The copies: loops over the tile's rows that do not accumulate (a streamed store, after
+      // "else", keeps loops of its own). The first is the load, from a value where the tile
+      // starts from one (in the first iteration of loops outside alone: "? 0.0f :").
+      std::vector<size_t> copies;
+      for (size_t c = d + 1; c < lines.size() && lines[c].rfind("float tile_v", 0) != 0; ++c)
+        if (lines[c].rfind("for (", 0) == 0 && lines[c].find(name + "[") != std::string::npos &&
+            lines[c].find("+=") == std::string::npos && lines[c - 1] != "else")
+          copies.push_back(c);
+      ASSERT_GE(copies.size(), 1u) << name;
+      const std::string load = lines[copies[0]].substr(lines[copies[0]].rfind(" = "));
+      const bool loads =
+          load.find('[') != std::string::npos && load.find(" ? ") == std::string::npos;
+      for (size_t c : copies) {
+        ASSERT_GE(c, 2u);
+        EXPECT_EQ(lines[c - 1].rfind("for (", 0), 0u) << lines[c];
+        EXPECT_EQ(lines[c - 2] == "#pragma GCC unroll " + rows, loads) << lines[c];
+      }
+      (loads ? unrolled : looped) += int(copies.size());
+    }
+  }
+  EXPECT_GE(unrolled, 2);
+  EXPECT_GE(looped, 1);
+}
+
 // maxpool2d and avgpool2d take their window into 8 x 32 tiles of y (pixels x channels). Every
 // window loop changes the corners, so the test of the tile's corners sits in front of the tile,
 // each branch with a tile of its own (one both shared lived on the stack), where conv2d's sits
