@@ -54,29 +54,21 @@ bool differentiable_edge(const Graph& g, const UopNode& n, int slot) {
 void rule(GradContext& c, int n, Node dn) {
   switch (c.node(n).kind) {
     case UopKind::reindex:
-      autodiff::reindex_grad(c, n, dn);
-      break;
+      return autodiff::reindex_grad(c, n, dn);
     case UopKind::scatter:
-      autodiff::scatter_grad(c, n, dn);
-      break;
+      return autodiff::scatter_grad(c, n, dn);
     case UopKind::unary:
-      autodiff::unary_grad(c, n, dn);
-      break;
+      return autodiff::unary_grad(c, n, dn);
     case UopKind::binary:
-      autodiff::binary_grad(c, n, dn);
-      break;
+      return autodiff::binary_grad(c, n, dn);
     case UopKind::ternary:
-      autodiff::ternary_grad(c, n, dn);
-      break;
+      return autodiff::ternary_grad(c, n, dn);
     case UopKind::reduce:
-      autodiff::reduce_grad(c, n, dn);
-      break;
+      return autodiff::reduce_grad(c, n, dn);
     case UopKind::select:
-      autodiff::select_grad(c, n, dn);
-      break;
+      return autodiff::select_grad(c, n, dn);
     case UopKind::cast:
-      autodiff::cast_grad(c, n, dn);
-      break;
+      return autodiff::cast_grad(c, n, dn);
     case UopKind::input:
     case UopKind::iota:
       break;

@@ -40,21 +40,29 @@ struct Pass {
   Program (*run)(Program, const CpuTarget&);
 };
 
+// A pass whose only argument is the program, and one that regroups floating-point sums, which
+// runs only where the target allows it (CpuTarget::reassociate).
+template <Program (*F)(Program)>
+Program plain(Program p, const CpuTarget&) {
+  return F(std::move(p));
+}
+template <Program (*F)(Program)>
+Program reassociating(Program p, const CpuTarget& t) {
+  return t.reassociate ? F(std::move(p)) : p;
+}
+
 // Every pass, in the order each first runs: optimize() runs the first eight, plan_cpu() the
 // rest; `dump_after` and pass_names() read this one table. The tile sizes are the C backend's
 // (docs/cpu-kernels.md says why).
 constexpr Pass kPasses[] = {
-    {"asserted_sizes",
-     [](Program p, const CpuTarget&) { return use_asserted_sizes(std::move(p)); }},
-    {"dead_code", [](Program p, const CpuTarget&) { return eliminate_dead_code(std::move(p)); }},
-    {"bounds_check",
-     [](Program p, const CpuTarget&) { return eliminate_bounds_checks(std::move(p)); }},
-    {"storage_reuse", [](Program p, const CpuTarget&) { return reuse_storage(std::move(p)); }},
-    {"loop_fusion", [](Program p, const CpuTarget&) { return fuse_loops(std::move(p)); }},
-    {"variable_substitution",
-     [](Program p, const CpuTarget&) { return substitute_variables(std::move(p)); }},
+    {"asserted_sizes", plain<use_asserted_sizes>},
+    {"dead_code", plain<eliminate_dead_code>},
+    {"bounds_check", plain<eliminate_bounds_checks>},
+    {"storage_reuse", plain<reuse_storage>},
+    {"loop_fusion", plain<fuse_loops>},
+    {"variable_substitution", plain<substitute_variables>},
     {"loop_order", [](Program p, const CpuTarget&) { return order_loops(std::move(p)); }},
-    {"simplify", [](Program p, const CpuTarget&) { return simplify(std::move(p)); }},
+    {"simplify", plain<simplify>},
     {"tile_dots", [](Program p, const CpuTarget&) { return tile_dots(std::move(p), 4, 4); }},
     {"tile_reductions",
      [](Program p, const CpuTarget&) { return tile_reductions(std::move(p), 512); }},
@@ -67,33 +75,21 @@ constexpr Pass kPasses[] = {
        return t.reassociate ? tile_scatters(std::move(p), 8, 32, 64, t.vector_bytes) : p;
      }},
     {"tile_copies", [](Program p, const CpuTarget&) { return tile_copies(std::move(p), 16); }},
-    {"accumulator_promotion",
-     [](Program p, const CpuTarget& t) {
-       return t.reassociate ? promote_accumulators(std::move(p)) : p;
-     }},
+    {"accumulator_promotion", reassociating<promote_accumulators>},
     {"parallel_loops",
      [](Program p, const CpuTarget& t) {
        return plan_parallel_loops(std::move(p), t.worksharing, t.reassociate && !t.one_thread);
      }},
-    {"simd_reductions",
-     [](Program p, const CpuTarget& t) {
-       return t.reassociate ? plan_simd_reductions(std::move(p)) : p;
-     }},
-    {"simd_math",
-     [](Program p, const CpuTarget& t) {
-       return t.reassociate ? plan_simd_math(std::move(p)) : p;
-     }},
+    {"simd_reductions", reassociating<plan_simd_reductions>},
+    {"simd_math", reassociating<plan_simd_math>},
     {"row_local_runs",
      [](Program p, const CpuTarget& t) {
        return t.worksharing ? p : plan_row_local_runs(std::move(p), t.vector_bytes);
      }},
-    {"register_tiles",
-     [](Program p, const CpuTarget&) { return plan_register_tiles(std::move(p)); }},
-    {"fill_trimming", [](Program p, const CpuTarget&) { return plan_fill_trimming(std::move(p)); }},
-    {"epilogue_folding",
-     [](Program p, const CpuTarget&) { return plan_epilogue_folding(std::move(p)); }},
-    {"empty_range_tests",
-     [](Program p, const CpuTarget&) { return plan_empty_range_tests(std::move(p)); }},
+    {"register_tiles", plain<plan_register_tiles>},
+    {"fill_trimming", plain<plan_fill_trimming>},
+    {"epilogue_folding", plain<plan_epilogue_folding>},
+    {"empty_range_tests", plain<plan_empty_range_tests>},
 };
 
 // Runs passes by name, each followed by the verifier and the dump that `options` ask for.
