@@ -106,6 +106,10 @@ std::string stmt_text(const Program& p, const Stmt& s) {
 // for a plain loop.
 std::string plan_text(const Program& p, const LoopPlan& plan) {
   std::vector<std::string> parts;
+  auto listed = [&](std::string t, auto& accesses) {  // tensors and their indices
+    for (auto& [tensor, index] : accesses) t += " " + tensor_name(p, tensor) + indices(p, index);
+    return t;
+  };
   static const char* const threads[] = {"", "serial", "team", "team_if", "worksharing"};
   if (plan.threads != LoopPlan::Threads::none) {
     std::string t = std::string("parallel ") + threads[int(plan.threads)];
@@ -130,6 +134,7 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
     parts.push_back("in " + std::to_string(plan.narrow_lanes) + " lanes up to " +
                     std::to_string(plan.narrow_upto));
   if (plan.lanes) parts.push_back("in " + std::to_string(plan.lanes) + " lanes by hand");
+  if (!plan.prefetch.empty()) parts.push_back(listed("prefetch", plan.prefetch));
   if (plan.simd_math) parts.push_back("simd math");
   if (plan.row_local) parts.push_back("row_local " + std::to_string(plan.row_local));
   if (plan.tile) parts.push_back("tile of the last " + std::to_string(plan.tile) + " loops");
@@ -147,24 +152,16 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
   if (plan.unroll) parts.push_back("unroll");
   if (plan.tile_width) parts.push_back("in rows of " + std::to_string(plan.tile_width) + " lanes");
   if (plan.tile_transpose) parts.push_back("transposed with the next loop");
-  if (!plan.tile_corners.empty()) {
-    std::string t = "test tile corners";
-    for (auto& [tensor, index] : plan.tile_corners)
-      t += " " + tensor_name(p, tensor) + indices(p, index);
-    parts.push_back(t);
-  }
+  if (!plan.tile_corners.empty()) parts.push_back(listed("test tile corners", plan.tile_corners));
   if (!plan.tile_rows.empty()) {
     std::string t = "else rows where in range";
     for (auto& [tensor, e] : plan.tile_rows)
       t += " " + tensor_name(p, tensor) + "[.., " + index_text(p, e) + "]";
     parts.push_back(t + " bound at loop " + std::to_string(plan.tile_rows_at));
   }
-  if (!plan.tile_steps.empty()) {
-    std::string t = "else rows by steps";
-    for (auto& [tensor, index] : plan.tile_steps)
-      t += " " + tensor_name(p, tensor) + indices(p, index);
-    parts.push_back(t + " bound at loop " + std::to_string(plan.tile_steps_at));
-  }
+  if (!plan.tile_steps.empty())
+    parts.push_back(listed("else rows by steps", plan.tile_steps) + " bound at loop " +
+                    std::to_string(plan.tile_steps_at));
   if (!plan.tile_skip.empty()) {
     std::string t = "else only where in range";
     for (auto& s : plan.tile_skip)

@@ -75,6 +75,9 @@ bool same(const std::vector<Index>& a, const std::vector<Index>& b) {
 }
 
 bool same(const LoopPlan& a, const LoopPlan& b) {
+  auto same_access = [](auto& x, auto& y) {
+    return x.first == y.first && same(x.second, y.second);
+  };
   return a.threads == b.threads && a.collapse == b.collapse && equal(a.work, b.work) &&
          a.reports_errors == b.reports_errors && a.single == b.single && a.nowait == b.nowait &&
          a.simd == b.simd && a.narrow_lanes == b.narrow_lanes && a.narrow_upto == b.narrow_upto &&
@@ -85,13 +88,9 @@ bool same(const LoopPlan& a, const LoopPlan& b) {
          (a.tile_store ? b.tile_store && equal(a.tile_store, b.tile_store) : !b.tile_store) &&
          a.empty_tests == b.empty_tests && a.fill_unless == b.fill_unless &&
          a.tile_rows_at == b.tile_rows_at && a.tile_transpose == b.tile_transpose &&
-         a.tile_steps_at == b.tile_steps_at &&
-         all_same(
-             a.tile_steps, b.tile_steps,
-             [](auto& x, auto& y) { return x.first == y.first && same(x.second, y.second); }) &&
-         all_same(
-             a.tile_corners, b.tile_corners,
-             [](auto& x, auto& y) { return x.first == y.first && same(x.second, y.second); }) &&
+         a.tile_steps_at == b.tile_steps_at && all_same(a.tile_steps, b.tile_steps, same_access) &&
+         all_same(a.tile_corners, b.tile_corners, same_access) &&
+         all_same(a.prefetch, b.prefetch, same_access) &&
          all_same(
              a.tile_rows, b.tile_rows,
              [](auto& x, auto& y) { return x.first == y.first && equal(x.second, y.second); }) &&

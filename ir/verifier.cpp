@@ -18,10 +18,8 @@ class Verifier {
 
   std::vector<std::string> run() {
     for (size_t t = 0; t < p_.tensors.size(); ++t) check_shape(int(t));
-    for (auto& eq : p_.equalities) {
-      check_static(eq.a, "an assertion");
-      check_static(eq.b, "an assertion");
-    }
+    for (auto& eq : p_.equalities)
+      for (const Index& e : {eq.a, eq.b}) check_static(e, "an assertion");
     std::map<int, int> owner_block;
     for (size_t b = 0; b < p_.blocks.size(); ++b)
       for (auto& l : p_.blocks[b].loops)
@@ -203,6 +201,7 @@ class Verifier {
       for (auto& l : block.loops) vars.push_back(l.var);
       for (auto& [t, index] : plan.tile_corners)
         check_access(t, index, vars, at + "'s tile corner");
+      for (auto& [t, index] : plan.prefetch) check_access(t, index, vars, at + "'s prefetch");
       if (!plan.tile_rows.empty() && plan.tile_corners.empty())
         fail(at + " reads rows in the else of a tile corner test it does not make");
       if (!plan.tile_rows.empty() &&
@@ -304,6 +303,7 @@ class Verifier {
           (plan.simd.empty() || std::any_of(plan.simd.begin(), plan.simd.end(),
                                             [](const Carried& c) { return is_arg_reduce(c.op); })))
         fail(at + ": fewer lanes for a loop with no SIMD reduction, or with an argmax or argmin");
+      if (!plan.prefetch.empty() && !plan.lanes) fail(at + ": prefetches outside a loop in lanes");
       if ((plan.tile_start || plan.tile_unrolled) && !plan.tile)
         fail(at + ": a tile's start or unrolled rows without a tile");
       for (int v : plan.tile_start_first) {

@@ -838,6 +838,13 @@ void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
   }
   out += pad(in) + "int64_t " + next + " = " + index(l.start) + ";\n";
   out += pad(in) + "for (; " + next + " <= " + end + " - " + n + "; " + next + " += " + n + ") {\n";
+  if (!l.plan.prefetch.empty()) {
+    out += pad(in + 1) + "{\n" + pad(in + 2) + "const int64_t " + v + " = " + next + ";\n";
+    for (auto& [t, at] : l.plan.prefetch)
+      out += pad(in + 2) + helper("uops_prefetch") + "(&" + names_.tensors[t] + "[" +
+             offset(t, at) + "], " + n + " * sizeof *" + names_.tensors[t] + ");\n";
+    out += pad(in + 1) + "}\n";
+  }
   if (before) before(k, in + 1, out);
   out += pad(in + 1) + each + "{\n" + pad(in + 2) + "const int64_t " + v + " = " + next + " + " +
          lane + ";\n";
@@ -1005,6 +1012,14 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
                      "double choose(int c, double a, double b) { return c ? a : b; }\n"},
       stream_row("stream_rowf", "float", "ps", 4),
       stream_row("stream_row", "double", "pd", 8),
+      {"uops_prefetch",
+       "/* Asks for the cache lines of the n bytes at p ahead of their loads (LoopPlan::prefetch). "
+       "*/\n" +
+           in +
+           "void uops_prefetch(const void *p, int64_t n) {\n#if defined(__GNUC__)\n  for (int64_t "
+           "i "
+           "= 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 0, 3);\n#else\n  (void)p; "
+           "(void)n;\n#endif\n}\n"},
       {"stream_fence",
        "/* Streamed stores are weakly ordered: this one orders them before what the thread does\n"
        " * next (the team's barrier). */\n"

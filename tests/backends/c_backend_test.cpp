@@ -1093,6 +1093,57 @@ TEST(CBackend, ReductionsOfRowsInL1RunInLanesByHand) {
   }
 }
 
+// A row-local run's first block in lanes after its first prefetches, at each step of its lanes,
+// the step's elements of every row that first block reads from memory at the shared loop's next
+// iteration (row_local_runs.h): layernorm's variance loop prefetches x, and the gradients' first
+// loops in lanes their rows. Every element named lies within its tensor at every row (the last
+// names its own) and in every step, rows of whole steps and of a remainder; softmax's forward
+// run, which has no loop in lanes, prefetches nothing.
+TEST(CBackend, RowLocalRunsPrefetchTheNextRows) {
+  for (auto [name, grad] : {std::pair{"layernorm", false},
+                            {"layernorm", true},
+                            {"softmax", true},
+                            {"softmax", false}}) {
+    const OpDef& op = find_op(name);
+    const Program opt =
+        optimize(grad ? gradient_program(op, DType::f32) : forward_program(op, DType::f32));
+    const Program p = plan_cpu(opt, CpuTarget{});
+    std::string what = std::string(name) + (grad ? " gradient" : "");
+    int prefetching = 0;
+    for (const Block& b : p.blocks) {
+      const Loop& l = b.loops.back();
+      if (l.plan.prefetch.empty()) continue;
+      ++prefetching;
+      for (int64_t rows : {1, 3})
+        for (int64_t cols : {64, 100, 1000}) {
+          std::map<std::string, std::vector<int64_t>> shapes;
+          for (const TensorInfo& t : p.tensors)
+            if (t.role == Role::input)
+              shapes[t.name] = t.shape.size() == 2 ? std::vector<int64_t>{rows, cols}
+                                                   : std::vector<int64_t>{cols};
+          const Binding bound = bind(p, testing::random_inputs(p, shapes, 1), {});
+          IndexEnv env = bound.env();
+          int64_t row = 0, col = 0;  // each element of each step the prefetch reads
+          env.var = [&](int v) { return v == b.loops[0].var ? row : col; };
+          for (row = 0; row < rows; ++row)
+            for (col = 0; col < cols / l.plan.lanes * l.plan.lanes; ++col)
+              for (auto& [t, index] : l.plan.prefetch)
+                for (size_t a = 0; a < index.size(); ++a) {
+                  const int64_t at = evaluate(index[a], env);
+                  EXPECT_TRUE(at >= 0 && at < bound.shapes[size_t(t)][a])
+                      << what << ": " << p.tensors[size_t(t)].name << " axis " << a << " at " << at
+                      << ", row " << row << " of " << rows << ", column " << col;
+                  if (a == 0 && rows > 1) {
+                    EXPECT_EQ(at, std::min(row + 1, rows - 1)) << what;
+                  }
+                }
+        }
+    }
+    EXPECT_EQ(prefetching, name == std::string("softmax") && !grad ? 0 : 1) << print(p);
+    EXPECT_EQ(emit_c(opt).find("uops_prefetch(&") != std::string::npos, prefetching > 0) << what;
+  }
+}
+
 // The columns a contraction's tiles of 16 leave over (a classifier's 10 outputs) run in a
 // register tile of rows of 16 lanes, storing only the columns there are (reduction_tiling.h):
 // left plain they accumulated into memory at every step of the reduction, 3-11x slower. Each

@@ -100,6 +100,11 @@ struct LoopPlan {
   // no `omp simd` clause reduces. row_local_runs: four vectors' worth where the loop reduces one
   // or two scalars in a block after its run's first, whose rows that block brought to L1.
   int lanes = 0;
+  // row_local_runs, beside lanes: rows to prefetch, each a tensor and the index of its element
+  // at this loop's variable: at each step of the loop in lanes, the step's elements of the rows
+  // the run's first block reads from memory at the shared loop's next iteration, fetched into
+  // the cache while this block re-reads the current ones from L1.
+  std::vector<std::pair<int, std::vector<Index>>> prefetch;
   // simd_math: the innermost loop, which reduces nothing and calls math functions, runs in SIMD
   // lanes where libmvec is linked, so that the calls go to its SIMD variants.
   bool simd_math = false;

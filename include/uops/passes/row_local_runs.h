@@ -15,6 +15,13 @@
 // (Zen 5): 1.66 -> 1.44 ms with its variance's loop in 64 lanes; the same for its first block,
 // which reads from memory, was 4% slower, and softmax's exponentials ran no faster (2-4% slower
 // at two threads).
+//
+// The first of the later blocks whose innermost loop runs in lanes prefetches, at each step, that
+// step's elements of the rows the run's first block loads unchecked along its inner loop at the
+// shared loop's next iteration, clamped to the last (ir::LoopPlan::prefetch): only where both
+// blocks are two loops deep over the same fixed inner range, so every element named is one that
+// block loads. Hints only: no result changes. layernorm 4096 x 1024 in a C driver: 1.00 -> 0.96 ms
+// at one thread, unchanged at two, where the two threads' loads already keep memory busy.
 #pragma once
 
 #include "uops/ir/program.h"
