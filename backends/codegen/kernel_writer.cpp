@@ -1015,11 +1015,13 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
       {"uops_prefetch",
        "/* Asks for the cache lines of the n bytes at p ahead of their loads (LoopPlan::prefetch). "
        "*/\n" +
-           in +
-           "void uops_prefetch(const void *p, int64_t n) {\n#if defined(__GNUC__)\n  for (int64_t "
-           "i "
-           "= 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 0, 3);\n#else\n  (void)p; "
-           "(void)n;\n#endif\n}\n"},
+           in + "void uops_prefetch(const void *p, int64_t n) {\n" +
+           "#if defined(__GNUC__)\n"
+           "  for (int64_t i = 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 0, 3);\n"
+           "#else\n"
+           "  (void)p; (void)n;\n"
+           "#endif\n"
+           "}\n"},
       {"stream_fence",
        "/* Streamed stores are weakly ordered: this one orders them before what the thread does\n"
        " * next (the team's barrier). */\n"
