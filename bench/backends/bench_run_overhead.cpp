@@ -13,8 +13,12 @@
 //
 // Arguments: --rounds=N (default 15); --worker, to run on a thread other than main (its
 // allocations come from one of glibc's thread arenas); --no-peers, no other work between calls;
+// --threads=N, the kernels' threads (CCompileOptions::threads, default 1); --pause-us=N, the
+// calling thread idle for N µs before each timed call, as a server between requests (default 0);
 // then names of workloads to keep (a prefix; default all). The OpenMP wait policy is left as the
-// environment sets it (the issue's processes set none).
+// environment sets it (the issue's processes set none). At 2 threads after a pause, what a team
+// costs depends on where the host's scheduler wakes its worker (docs/cpu-kernels.md, "Between
+// runs at two threads").
 #include <omp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -183,9 +187,15 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void run_workload(const Workload& w, int rounds, bool peers) {
+struct Setup {
+  int rounds = 15, threads = 1, pause_us = 0;
+  bool peers = true;
+};
+
+void run_workload(const Workload& w, const Setup& setup) {
+  const int rounds = setup.rounds;
   CCompileOptions o;
-  o.threads = 1;
+  o.threads = setup.threads;
   // Cold: an empty kernel cache of its own, so the compiler runs.
   std::string dir =
       std::filesystem::temp_directory_path() / ("uops-run-overhead-" + std::to_string(getpid()));
@@ -225,7 +235,9 @@ void run_workload(const Workload& w, int rounds, bool peers) {
         },
         [&] { si = timed([&] { exe->run_into(w.inputs, reused, w.params); }); }};
     for (int c = 0; c < 3; ++c) {
-      auto held = peers ? other() : OtherWork::Results{};
+      auto held = setup.peers ? other() : OtherWork::Results{};
+      if (setup.pause_us > 0)
+        std::this_thread::sleep_for(std::chrono::microseconds(setup.pause_us));
       calls[(r + c) % 3]();
     }
     bare.push_back(sb.seconds);
@@ -250,47 +262,54 @@ void run_workload(const Workload& w, int rounds, bool peers) {
 }  // namespace uops
 
 int main(int argc, char** argv) {
-  int rounds = 15;
-  bool worker = false, peers = true;
+  uops::Setup setup;
+  bool worker = false;
   std::vector<std::string> keep;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--rounds=", 0) == 0)
-      rounds = std::max(1, std::atoi(a.c_str() + 9));
+      setup.rounds = std::max(1, std::atoi(a.c_str() + 9));
+    else if (a.rfind("--threads=", 0) == 0)
+      setup.threads = std::clamp(std::atoi(a.c_str() + 10), 1, 256);
+    else if (a.rfind("--pause-us=", 0) == 0)
+      setup.pause_us = std::clamp(std::atoi(a.c_str() + 11), 0, 10'000'000);
     else if (a == "--worker")
       worker = true;
     else if (a == "--no-peers")
-      peers = false;
+      setup.peers = false;
     else
       keep.push_back(a);
   }
   const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const char* bind = std::getenv("OMP_PROC_BIND");
   std::printf(
-      "pid %d, %s thread, OMP_WAIT_POLICY %s, %d OpenMP threads for the peers, other work: "
-      "Eigen%s%s\n",
+      "pid %d, %s thread, OMP_WAIT_POLICY %s, OMP_PROC_BIND %s, %d OpenMP threads for the "
+      "peers, a pause of %d µs before each call, other work: %s%s%s\n",
       int(getpid()), worker ? "a worker" : "the main", policy ? policy : "unset",
-      omp_get_max_threads(),
+      bind ? bind : "unset", omp_get_max_threads(), setup.pause_us, setup.peers ? "Eigen" : "none",
 #ifdef UOPS_BENCH_OPENBLAS
-      ", OpenBLAS",
+      setup.peers ? ", OpenBLAS" : "",
 #else
       "",
 #endif
 #ifdef UOPS_BENCH_ONEDNN
-      ", oneDNN"
+      setup.peers ? ", oneDNN" : ""
 #else
       ""
 #endif
   );
-  std::printf("%-22s %11s %7s %8s %8s %8s %8s %9s %8s %8s %8s %s\n", "workload (1 thread)",
-              "MB new/zero", "cold_ms", "bare_ms", "run_ms", "into_ms", "run/bare", "into/bare",
-              "flt/bare", "flt/run", "flt/into", "faulting runs");
+  const std::string label = "workload (" + std::to_string(setup.threads) +
+                            (setup.threads == 1 ? " thread)" : " threads)");
+  std::printf("%-22s %11s %7s %8s %8s %8s %8s %9s %8s %8s %8s %s\n", label.c_str(), "MB new/zero",
+              "cold_ms", "bare_ms", "run_ms", "into_ms", "run/bare", "into/bare", "flt/bare",
+              "flt/run", "flt/into", "faulting runs");
   auto all = [&] {
     for (auto& w : uops::workloads()) {
       if (!keep.empty() && std::find_if(keep.begin(), keep.end(), [&](const std::string& k) {
                              return w.name.rfind(k, 0) == 0;
                            }) == keep.end())
         continue;
-      uops::run_workload(w, rounds, peers);
+      uops::run_workload(w, setup);
     }
   };
   // A framework's executor thread: its allocations come from one of glibc's thread arenas.
