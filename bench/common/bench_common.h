@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -21,9 +22,20 @@ namespace uops::bench {
 // libgomp reads its wait policy once, when it loads, before main: unless the caller chose one,
 // the program restarts itself (with the same arguments) with a passive policy, as c_backend.h
 // advises for shared machines (spinning workers take the core the next run's serial part needs).
-// Call it first in main.
+// Call it first in main. Not where the environment binds threads (OMP_PROC_BIND other than false,
+// OMP_PLACES, GOMP_CPU_AFFINITY): libgomp has then bound this thread to one place as it loaded,
+// and the restarted program would inherit that one-CPU mask and run every team on one core (at 2
+// threads bench_backends timed matmul 512^3 at its 1-thread 2.39 ms, oneDNN alike).
 inline void restart_with_passive_omp(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY")) return;
+  const char* bind = std::getenv("OMP_PROC_BIND");
+  if ((bind && std::string(bind) != "false" && std::string(bind) != "FALSE") ||
+      std::getenv("OMP_PLACES") || std::getenv("GOMP_CPU_AFFINITY")) {
+    std::fprintf(stderr,
+                 "threads are bound (OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY): running with "
+                 "libgomp's default wait policy; set OMP_WAIT_POLICY for another\n");
+    return;
+  }
   setenv("OMP_WAIT_POLICY", "passive", 1);
   execv("/proc/self/exe", argv);  // returns only on failure: then the run goes on as it is
 }
