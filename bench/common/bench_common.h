@@ -2,6 +2,7 @@
 // huge pages for every library's buffers.
 #pragma once
 
+#include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -29,8 +30,8 @@ namespace uops::bench {
 inline void restart_with_passive_omp(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY")) return;
   const char* bind = std::getenv("OMP_PROC_BIND");
-  if ((bind && std::string(bind) != "false" && std::string(bind) != "FALSE") ||
-      std::getenv("OMP_PLACES") || std::getenv("GOMP_CPU_AFFINITY")) {
+  if ((bind && strcasecmp(bind, "false") != 0) || std::getenv("OMP_PLACES") ||
+      std::getenv("GOMP_CPU_AFFINITY")) {
     std::fprintf(stderr,
                  "threads are bound (OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY): running with "
                  "libgomp's default wait policy; set OMP_WAIT_POLICY for another\n");
