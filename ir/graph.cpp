@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 
 #include "uops/error.h"
 #include "uops/parser/parser.h"
@@ -30,30 +31,12 @@ void check_rank(size_t rank, const char* what) {
 
 }  // namespace
 
+// Indexed by the enum, as ops.cpp's names are.
 const char* uop_kind_name(UopKind k) {
-  switch (k) {
-    case UopKind::input:
-      return "input";
-    case UopKind::reindex:
-      return "reindex";
-    case UopKind::unary:
-      return "unary";
-    case UopKind::binary:
-      return "binary";
-    case UopKind::ternary:
-      return "ternary";
-    case UopKind::reduce:
-      return "reduce";
-    case UopKind::select:
-      return "select";
-    case UopKind::iota:
-      return "iota";
-    case UopKind::cast:
-      return "cast";
-    case UopKind::scatter:
-      return "scatter";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"input",  "reindex", "unary", "binary", "ternary",
+                                           "reduce", "select",  "iota",  "cast",   "scatter"};
+  static_assert(std::size(kNames) == size_t(UopKind::scatter) + 1);
+  return size_t(k) < std::size(kNames) ? kNames[size_t(k)] : "?";
 }
 
 const UopNode& Graph::node(Node n) const {
