@@ -2,7 +2,7 @@
 // block serves the next tensor of its size class, what is kept stays under the limit, a kept block
 // is zeroed again for a zero-filled tensor, and tensors made and freed on many threads at once
 // neither lose nor share a block; a block of a huge page and more starts on one and asks for huge
-// pages over its whole huge pages only.
+// pages over its whole huge pages only; smaller blocks start at spread offsets into a page.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -98,6 +98,32 @@ TEST_F(BlockCache, SmallBlocksAndOtherClassesAreNotServedFromIt) {
   Tensor twice = Tensor::uninitialized(DType::f32, {2 * kFloats});
   EXPECT_EQ(block_cache_stats().hits, before.hits);
   EXPECT_EQ(block_cache_stats().blocks, 1u);
+}
+
+// Blocks from 1 KiB to below the kept ones start 1 to 3 KiB into a page, where the large blocks
+// start on one, and consecutive ones at different offsets: a kernel's loads from one do not wait on
+// its stores to another at the same offset (4K aliasing).
+TEST_F(BlockCache, SmallBlocksStartAwayFromThePageStartEachAtAnotherOffset) {
+  auto offset = [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.bytes.data()) % 4096; };
+  std::vector<Tensor> ts;
+  std::set<uintptr_t> offsets;
+  for (int64_t floats : {256, 1000, 1024, 4096, 65535}) {  // 1 KiB up to under 256 KiB
+    for (int i = 0; i < 2; ++i) {
+      ts.push_back(Tensor::uninitialized(DType::f32, {floats}));
+      std::fill(ts.back().bytes.begin(), ts.back().bytes.end(), 0x5a);  // all of it is its own
+      EXPECT_GE(offset(ts.back()), 1024u);
+      EXPECT_LT(offset(ts.back()), 3072u);
+      EXPECT_EQ(offset(ts.back()) % 64, 0u);
+      if (ts.size() > 1) {
+        EXPECT_NE(offset(ts.back()), offset(ts[ts.size() - 2]));
+      }
+      offsets.insert(offset(ts.back()));
+    }
+  }
+  EXPECT_GE(offsets.size(), 8u);
+  Tensor tiny(DType::f32, {255});  // under 1 KiB: a cache line is enough
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(tiny.bytes.data()) % 64, 0u);
+  EXPECT_EQ(block_cache_stats().blocks, 0u);  // none of them is kept
 }
 
 TEST_F(BlockCache, AReusedBlockIsZeroedForAZeroFilledTensor) {

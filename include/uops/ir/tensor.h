@@ -25,8 +25,10 @@ namespace detail {
 // back to the system or keeps them depending on the process's heap (its thread, what ran before):
 // where it gave them back, every run faulted its outputs' pages in again, 40 ms for softmax's 16 MB
 // on a 2 ms kernel (issue 30; docs/cpu-kernels.md "run() and its kernel"). Blocks of 2 MiB and
-// more start on a huge page and ask for huge pages over their whole ones ("Huge pages").
-// Thread-safe.
+// more start on a huge page and ask for huge pages over their whole ones ("Huge pages"). Blocks
+// from 1 KiB up to kCachedBlockBytes start 1 to 3 KiB into a page, consecutive ones at different
+// offsets, so that a kernel's loads from them do not wait on its stores to a large block or to
+// each other ("Small blocks"). Thread-safe.
 constexpr std::size_t kCachedBlockBytes = std::size_t(256) << 10;
 void* allocate_block(std::size_t bytes);
 void free_block(void* p, std::size_t bytes) noexcept;
