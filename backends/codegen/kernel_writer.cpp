@@ -678,29 +678,68 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     return;
   }
   const std::string end = within.end_declared ? v + "_end" : index(l.end);
-  // Streamed rows (LoopPlan::stream): where the tensor is large, the loop in runs of at most
-  // kStreamRun iterations, each into a local array that stream_row stores; else as it is.
+  // Streamed rows (LoopPlan::stream): where the tensor is large, the loop stores plainly up to
+  // its row's first whole cache line, then computes a line's elements at a time into a local
+  // array that stream_line stores around the cache, then stores the rest plainly. The statement's
+  // loads at an index without the loop's variable, of tensors other than the one it writes, are
+  // read once before the loop (the loop is not empty there): GCC moved neither them nor what it
+  // computes from them past a streamed store (layernorm's 1 / sqrt(variance) at every line).
+  // Rows computed in runs of 256 and streamed after each run left layernorm's kernel at 0.96-1.01
+  // ms against 0.77-0.82 a line at a time, one thread (docs/cpu-kernels.md, Register tiling).
   if (l.plan.stream && !within.streamed) {
     within.streamed = true;
     const Stmt& s = l.stmts[0];
-    const std::string run = v + "_run", row = v + "_row", n = v + "_n";
-    const std::string most = std::to_string(kStreamRun);
-    out += pad(indent) + "if (" + stream_test(s.tensor) + ") {\n" + pad(indent + 1) +
-           "for (int64_t " + run + " = " + index(l.start) + "; " + run + " < " + end + "; " + run +
-           " += " + most + ") {\n" + pad(indent + 2) + element_type(p_.tensors[s.tensor].dtype) +
-           " " + row + "[" + most + "];\n" + pad(indent + 2) + "const int64_t " + n + " = " +
-           helper("min_i64") + "(" + end + " - " + run + ", " + most + ");\n";
+    const std::string line = v + "_line", row = v + "_row", head = v + "_head",
+                      lines = v + "_lines", start = index(l.start),
+                      type = element_type(p_.tensors[s.tensor].dtype);
+    const size_t bytes = dtype_size(p_.tensors[s.tensor].dtype);
+    const std::string per_line = std::to_string(64 / bytes);
+    // The row's address `at` where the loop's variable is `value`, in a block of its own.
+    auto address = [&](const std::string& value, int in) {
+      return pad(in) + "const int64_t " + v + " = " + value + ";\n" + pad(in) + type +
+             " *const at = &" + names_.tensors[s.tensor] + "[" + offset(s.tensor, s.index) + "];\n";
+    };
+    out += pad(indent) + "if (" + stream_test(s.tensor) + " && " + start + " < " + end + ") {\n";
+    std::vector<const ValueNode*> bound;
+    for_each_load(s.value, [&](const ValueNode& n) {
+      if (n.tensor == s.tensor || row_of_.count(&n)) return;
+      for (auto& e : n.index)
+        if (uses_var(e, l.var)) return;
+      const std::string name = v + "_read" + std::to_string(bound.size());
+      out += pad(indent + 1) + "const " + scalar() + " " + name + " = " + load(n) + ";\n";
+      row_of_[&n] = name;
+      bound.push_back(&n);
+    });
+    // The elements before the first whole line, and those of the whole lines.
+    out += pad(indent + 1) + "int64_t " + head + ", " + lines + ";\n" + pad(indent + 1) + "{\n" +
+           address(start, indent + 2) + pad(indent + 2) + head + " = " + helper("min_i64") + "(" +
+           end + ", " + start + " + (int64_t)((0 - (uintptr_t)at) & 63) / " +
+           std::to_string(bytes) + ");\n" + pad(indent + 1) + "}\n" + pad(indent + 1) + lines +
+           " = " + head + " + (" + end + " - " + head + ") / " + per_line + " * " + per_line +
+           ";\n";
+    auto plain = [&](const std::string& from, const std::string& to) {
+      if (before) before(k, indent + 1, out);
+      out += pad(indent + 1) + "for (int64_t " + v + " = " + from + "; " + v + " < " + to + "; ++" +
+             v + ") {\n";
+      statements(b, l, indent + 2, out, atomic);
+      out += pad(indent + 1) + "}\n";
+    };
+    plain(start, head);
+    out += pad(indent + 1) + "for (int64_t " + line + " = " + head + "; " + line + " < " + lines +
+           "; " + line + " += " + per_line + ") {\n" + pad(indent + 2) + type + " " + row + "[" +
+           per_line + "];\n";
     if (before) before(k, indent + 2, out);
-    out += pad(indent + 2) + "for (int64_t " + v + " = " + run + "; " + v + " < " + run + " + " +
-           n + "; ++" + v + ") {\n";
-    tile_ = {s.tensor, row + "[" + v + " - " + run + "]"};
+    out += pad(indent + 2) + "for (int64_t " + v + " = " + line + "; " + v + " < " + line + " + " +
+           per_line + "; ++" + v + ") {\n";
+    tile_ = {s.tensor, row + "[" + v + " - " + line + "]"};
     statements(b, l, indent + 3, out, atomic);
     tile_ = {-1, ""};
-    // The row's address at its first element: v bound to the run's start.
-    out += pad(indent + 2) + "}\n" + pad(indent + 2) + "{\n" + pad(indent + 3) + "const int64_t " +
-           v + " = " + run + ";\n" + pad(indent + 3) + stream_row(s.tensor) + "(&" +
-           names_.tensors[s.tensor] + "[" + offset(s.tensor, s.index) + "], " + row + ", " + n +
-           ");\n" + pad(indent + 2) + "}\n" + pad(indent + 1) + "}\n" + pad(indent) + "} else {\n";
+    out += pad(indent + 2) + "}\n" + pad(indent + 2) + "{\n" + address(line, indent + 3) +
+           pad(indent + 3) + helper(bytes == 8 ? "stream_line" : "stream_linef") + "(at, " + row +
+           ");\n" + pad(indent + 2) + "}\n" + pad(indent + 1) + "}\n";
+    plain(lines, end);
+    for (const ValueNode* n : bound) row_of_.erase(n);
+    out += pad(indent) + "} else {\n";
     nest(b, k, indent + 1, out, before, atomic, within);
     out += pad(indent) + "}\n";
     return;
@@ -956,6 +995,34 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
                   "(v + i));\n#endif\n#endif\n"
                   "  for (; i < n; ++i) p[i] = v[i];\n}\n"};
   };
+  // One cache line of a streamed row (LoopPlan::stream), which p starts, around the cache: in
+  // one store (AVX-512), two (AVX) or four (SSE2); plainly elsewhere.
+  auto stream_line = [&](const std::string& name, const std::string& type, const char* suffix,
+                         int bytes_per_lane) {
+    const char* t = bytes_per_lane == 4 ? "s" : "d";
+    auto wide = [&](int bits) {
+      std::string s = "  typedef " + type + " wide __attribute__((vector_size(" +
+                      std::to_string(bits / 8) + "), aligned(" + std::to_string(bytes_per_lane) +
+                      ")));\n";
+      for (int at = 0; at < 64 / bytes_per_lane; at += bits / 8 / bytes_per_lane)
+        s += "  __builtin_ia32_movntp" + std::string(t) + std::to_string(bits) + "(p + " +
+             std::to_string(at) + ", *(const wide *)(v + " + std::to_string(at) + "));\n";
+      return s;
+    };
+    const std::string gcc = "defined(__GNUC__) && !defined(__clang__) && ";
+    return std::pair<std::string, std::string>{
+        name,
+        "/* One cache line, which p starts, stored around the cache. */\n"
+        "#if defined(__SSE2__) && !(" +
+            gcc + "defined(__AVX__))\n#include <emmintrin.h>\n#endif\n" + in + "void " + name +
+            "(" + type + " *p, const " + type + " *v) {\n#if " + gcc + "defined(__AVX512F__)\n" +
+            wide(512) + "#elif " + gcc + "defined(__AVX__)\n" + wide(256) +
+            "#elif defined(__SSE2__)\n  for (int i = 0; i < " +
+            std::to_string(64 / bytes_per_lane) + "; i += " + std::to_string(16 / bytes_per_lane) +
+            ") _mm_stream_" + suffix + "(p + i, _mm_loadu_" + suffix +
+            "(v + i));\n#else\n  for (int i = 0; i < " + std::to_string(64 / bytes_per_lane) +
+            "; ++i) p[i] = v[i];\n#endif\n}\n"};
+  };
   std::vector<std::pair<std::string, std::string>> defs = {
       {"in_range",
        in + "int in_range(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n; }\n"},
@@ -1011,6 +1078,8 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
       {"choose", "/* A select whose operands were both evaluated. */\n" + in +
                      "double choose(int c, double a, double b) { return c ? a : b; }\n"},
       stream_row("stream_rowf", "float", "ps", 4),
+      stream_line("stream_linef", "float", "ps", 4),
+      stream_line("stream_line", "double", "pd", 8),
       stream_row("stream_row", "double", "pd", 8),
       {"uops_prefetch",
        "/* Asks for the cache lines of the n bytes at p ahead of their loads (LoopPlan::prefetch). "

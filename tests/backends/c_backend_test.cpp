@@ -648,8 +648,9 @@ TEST(CBackend, LargeWriteOnceTilesStreamTheirStores) {
 // array (LoopPlan::stream): layernorm's y and log_softmax's in their row-local runs; not
 // softmax's, whose last block scales y in place. Outside a row-local run, a block on a team of
 // its own whose row calls no math function: add's and relu's, not gelu's. Rows of every length
-// left over (a run of 256, lines of 16 f32 or 8 f64, rows that start mid-line), at 1 and 2
-// threads, give the interpreter's bits.
+// left over (lines of 16 f32 or 8 f64, rows that start mid-line, rows under a line), with the
+// loads that do not move along the row read once before it (layernorm's mean and variance), at 1
+// and 2 threads and every vector width, give the interpreter's bits.
 TEST(CBackend, LargeWriteOnceRowsStreamTheirStores) {
   auto streamed = [](const Program& p) {
     int n = 0;
@@ -668,21 +669,23 @@ TEST(CBackend, LargeWriteOnceRowsStreamTheirStores) {
 
   for (DType dtype : {DType::f32, DType::f64}) {
     Program p = forward("layernorm", dtype);
+    EXPECT_NE(emit_c(p).find("_read1 = "), std::string::npos);  // the mean and the variance
     const int64_t element = dtype == DType::f32 ? 4 : 8;
-    // Rows of 1027 (4 runs and 3 left over), of 7 (under a line), of 1024 (whole lines).
+    // Rows of 1027 (each but the first starts mid-line), of 7 (under a line), of 1024 (whole
+    // lines).
     for (int64_t n : {int64_t(1027), int64_t(7), int64_t(1024)}) {
       const int64_t m = kStreamBytes / (n * element) + 1;
       TensorMap in = testing::random_inputs(p, {{"x", {m, n}}, {"gamma", {n}}, {"beta", {n}}}, 5);
       TensorMap want = interpret(p, in, {});
       ASSERT_GE(want.at("y").bytes.size(), size_t(kStreamBytes));
-      same_at_every_width(p, in, {}, want, "_row, ",
+      same_at_every_width(p, in, {}, want, "_row);",
                           std::string(dtype_name(dtype)) + " " + std::to_string(n));
     }
     Program add = forward("add", dtype);
     for (int64_t n : {int64_t(1027), int64_t(7)}) {
       const int64_t m = kStreamBytes / (n * element) + 1;
       TensorMap in = testing::random_inputs(add, {{"x", {m, n}}, {"y", {m, n}}}, 6);
-      same_at_every_width(add, in, {}, interpret(add, in, {}), "_row, ",
+      same_at_every_width(add, in, {}, interpret(add, in, {}), "_row);",
                           "add " + std::string(dtype_name(dtype)) + " " + std::to_string(n));
     }
   }

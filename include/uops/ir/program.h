@@ -139,9 +139,10 @@ struct LoopPlan {
   // register_tiles, on the innermost loop (no tile) of a row-local block, or of a block whose
   // team runs its outer loop alone, whose one statement assigns a row of such an output (a store
   // per element along its last axis): where the tensor holds at least kStreamBytes, the loop
-  // computes the row in runs of at most kStreamRun elements into a local array, each stored
-  // around the cache (layernorm's y: the read of each line before it is written was a third of
-  // the memory traffic); each thread fences them at the end of its share of the run or block.
+  // computes each whole cache line of the row into a local array stored around the cache, the
+  // elements before and after plainly (layernorm's y: the read of each line before it is written
+  // was a third of the memory traffic); each thread fences them at the end of its share of the
+  // run or block.
   bool stream = false;
   // epilogue_folding, beside tile: what the tile stores instead of its elements, the map of the
   // block after it over the tile's index (avgpool's y / (k * k)); its loads of the tile's tensor

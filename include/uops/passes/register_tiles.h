@@ -64,8 +64,8 @@
 //
 // A row-local block with no tile whose one statement assigns a row of such an output (along
 // its last axis), which neither it nor a later block loads and no later block accumulates into,
-// streams its rows as well (LoopPlan::stream): above kStreamBytes the printer computes each run
-// of kStreamRun elements into a local array and stores it around the cache (layernorm's y,
+// streams its rows as well (LoopPlan::stream): above kStreamBytes the printer computes each
+// cache line's elements into a local array and stores it around the cache (layernorm's y,
 // log_softmax's, layernorm's dx: 5-17% of layernorm's kernel at one thread in a C driver). So
 // does such a block outside a row-local run whose only parallel loop is its outer one, on a team
 // of its own or on one thread (the printer fences the stores once per thread, at the end of its
@@ -80,7 +80,6 @@
 namespace uops {
 
 constexpr int64_t kStreamBytes = int64_t(8) << 20;
-constexpr int64_t kStreamRun = 256;  // LoopPlan::stream: a run's local array, in elements
 
 Program plan_register_tiles(Program p);
 
