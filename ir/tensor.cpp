@@ -139,8 +139,7 @@ void free_block(void* p, std::size_t bytes) noexcept {
   if (!p) return;
   if (bytes < kSpreadBlockBytes) return ::operator delete(p, kAlignment);
   if (bytes < kCachedBlockBytes) {  // the page it starts in (its offset is under a page)
-    auto* page =
-        reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t(4095));
+    auto* page = static_cast<char*>(p) - std::uintptr_t(p) % std::size_t(kLargeAlignment);
     UOPS_UNPOISON(page, static_cast<char*>(p) - page);
     return ::operator delete(page, kLargeAlignment);
   }

@@ -451,7 +451,9 @@ std::string KernelWriter::stream_test(int t) {
 }
 
 std::string KernelWriter::stream_row(int t) {
-  return helper(p_.tensors[t].dtype == DType::f64 ? "stream_row" : "stream_rowf");
+  const bool f64 = p_.tensors[t].dtype == DType::f64;
+  helper(f64 ? "stream_line" : "stream_linef");  // which it calls
+  return helper(f64 ? "stream_row" : "stream_rowf");
 }
 
 // A streamed tile's store (LoopPlan::tile_stream): per row along the innermost tile loop c, the
@@ -956,50 +958,16 @@ std::string atomic_definition(const AtomicHelper& a, const Dialect& d) {
 std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) {
   const std::string in = d.inline_function;
   const std::string plain = d.function;
-  // Rows stored around the cache (LoopPlan::tile_stream, stream): streaming stores as wide as
-  // the target's vectors. A whole line in one store (AVX-512), or two (AVX), left depthwise
-  // conv2d's kernel 5-9% faster at two threads than SSE2's four per line. GCC's builtins, not
-  // <immintrin.h>, whose parse alone took 0.25 s of each such kernel's compile (layernorm's:
-  // 0.13 -> 0.45 s); other compilers use SSE2's stores, whose header is cheap.
-  auto stream_row = [&](const std::string& name, const std::string& type, const char* suffix,
-                        int bytes_per_lane) {
-    const char* t = bytes_per_lane == 4 ? "s" : "d";
-    auto wide = [&](int bits) {
-      const std::string lanes = std::to_string(bits / 8 / bytes_per_lane);
-      return "  typedef " + type + " wide __attribute__((vector_size(" + std::to_string(bits / 8) +
-             "), aligned(" + std::to_string(bytes_per_lane) +
-             ")));\n  for (; i < lines; i += " + lanes + ") __builtin_ia32_movntp" + t +
-             std::to_string(bits) + "(p + i, *(const wide *)(v + i));\n";
-    };
-    const std::string line = std::to_string(64 / bytes_per_lane);
-    const std::string gcc = "defined(__GNUC__) && !defined(__clang__) && ";
-    return std::pair<std::string, std::string>{
-        name, "/* Stores n " + type +
-                  "s: the whole cache lines among them around the cache, the rest plainly:\n"
-                  " * a store that misses would read its line in first. */\n"
-                  "#if defined(__SSE2__) && !(" +
-                  gcc +
-                  "defined(__AVX__))\n"
-                  "#include <emmintrin.h>\n#endif\n" +
-                  in + "void " + name + "(" + type + " *p, const " + type +
-                  " *v, int64_t n) {\n  int64_t i = 0;\n#if defined(__SSE2__)\n"
-                  "  for (; i < n && ((uintptr_t)(p + i) & 63) != 0; ++i) p[i] = v[i];\n"
-                  "  const int64_t lines = i + (n - i) / " +
-                  line + " * " + line +
-                  ";\n"
-                  "#if " +
-                  gcc + "defined(__AVX512F__)\n" + wide(512) + "#elif " + gcc +
-                  "defined(__AVX__)\n" + wide(256) + "#else\n" +
-                  "  for (; i < lines; i += " + std::to_string(16 / bytes_per_lane) +
-                  ") _mm_stream_" + suffix + "(p + i, _mm_loadu_" + suffix +
-                  "(v + i));\n#endif\n#endif\n"
-                  "  for (; i < n; ++i) p[i] = v[i];\n}\n"};
-  };
-  // One cache line of a streamed row (LoopPlan::stream), which p starts, around the cache: in
-  // one store (AVX-512), two (AVX) or four (SSE2); plainly elsewhere.
+  // One cache line, which p starts, stored around the cache (LoopPlan::tile_stream, stream), in
+  // stores as wide as the target's vectors: a whole line in one (AVX-512), or two (AVX), left
+  // depthwise conv2d's kernel 5-9% faster at two threads than SSE2's four per line; plainly where
+  // there is no SSE2. GCC's builtins, not <immintrin.h>, whose parse alone took 0.25 s of each
+  // such kernel's compile (layernorm's: 0.13 -> 0.45 s); other compilers use SSE2's stores, whose
+  // header is cheap.
   auto stream_line = [&](const std::string& name, const std::string& type, const char* suffix,
                          int bytes_per_lane) {
     const char* t = bytes_per_lane == 4 ? "s" : "d";
+    const std::string per_line = std::to_string(64 / bytes_per_lane);
     auto wide = [&](int bits) {
       std::string s = "  typedef " + type + " wide __attribute__((vector_size(" +
                       std::to_string(bits / 8) + "), aligned(" + std::to_string(bytes_per_lane) +
@@ -1017,11 +985,25 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
             gcc + "defined(__AVX__))\n#include <emmintrin.h>\n#endif\n" + in + "void " + name +
             "(" + type + " *p, const " + type + " *v) {\n#if " + gcc + "defined(__AVX512F__)\n" +
             wide(512) + "#elif " + gcc + "defined(__AVX__)\n" + wide(256) +
-            "#elif defined(__SSE2__)\n  for (int i = 0; i < " +
-            std::to_string(64 / bytes_per_lane) + "; i += " + std::to_string(16 / bytes_per_lane) +
-            ") _mm_stream_" + suffix + "(p + i, _mm_loadu_" + suffix +
-            "(v + i));\n#else\n  for (int i = 0; i < " + std::to_string(64 / bytes_per_lane) +
+            "#elif defined(__SSE2__)\n  for (int i = 0; i < " + per_line +
+            "; i += " + std::to_string(16 / bytes_per_lane) + ") _mm_stream_" + suffix +
+            "(p + i, _mm_loadu_" + suffix + "(v + i));\n#else\n  for (int i = 0; i < " + per_line +
             "; ++i) p[i] = v[i];\n#endif\n}\n"};
+  };
+  // n elements: the whole cache lines among them through `line`, the rest plainly (a store that
+  // misses would read its line in first).
+  auto stream_row = [&](const std::string& name, const std::string& type, const std::string& line,
+                        int bytes_per_lane) {
+    const std::string per_line = std::to_string(64 / bytes_per_lane);
+    return std::pair<std::string, std::string>{
+        name, "/* Stores n " + type + "s: the whole cache lines among them around the cache (" +
+                  line + "), the rest plainly. */\n" + in + "void " + name + "(" + type +
+                  " *p, const " + type +
+                  " *v, int64_t n) {\n  int64_t i = 0;\n"
+                  "  for (; i < n && ((uintptr_t)(p + i) & 63) != 0; ++i) p[i] = v[i];\n"
+                  "  for (; i + " +
+                  per_line + " <= n; i += " + per_line + ") " + line +
+                  "(p + i, v + i);\n  for (; i < n; ++i) p[i] = v[i];\n}\n"};
   };
   std::vector<std::pair<std::string, std::string>> defs = {
       {"in_range",
@@ -1077,10 +1059,10 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
                       "float choosef(int c, float a, float b) { return c ? a : b; }\n"},
       {"choose", "/* A select whose operands were both evaluated. */\n" + in +
                      "double choose(int c, double a, double b) { return c ? a : b; }\n"},
-      stream_row("stream_rowf", "float", "ps", 4),
       stream_line("stream_linef", "float", "ps", 4),
       stream_line("stream_line", "double", "pd", 8),
-      stream_row("stream_row", "double", "pd", 8),
+      stream_row("stream_rowf", "float", "stream_linef", 4),
+      stream_row("stream_row", "double", "stream_line", 8),
       {"uops_prefetch",
        "/* Asks for the cache lines of the n bytes at p ahead of their loads (LoopPlan::prefetch). "
        "*/\n" +
