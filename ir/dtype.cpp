@@ -1,5 +1,7 @@
 #include "uops/ir/dtype.h"
 
+#include <iterator>
+
 #include "uops/error.h"
 
 namespace uops {
@@ -9,16 +11,11 @@ void internal_error(const char* file, int line, const std::string& what) {
                       ": " + what);
 }
 
+// Indexed by the enum, as uop_kind_name is.
 const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::f32:
-      return "f32";
-    case DType::f64:
-      return "f64";
-    case DType::i32:
-      return "i32";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"f32", "f64", "i32"};
+  static_assert(std::size(kNames) == size_t(DType::i32) + 1);
+  return size_t(t) < std::size(kNames) ? kNames[size_t(t)] : "?";
 }
 
 DType dtype_from_name(const std::string& name) {

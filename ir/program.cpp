@@ -1,19 +1,15 @@
 #include "uops/ir/program.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace uops::ir {
 
+// Indexed by the enum, as uop_kind_name is.
 const char* role_name(Role r) {
-  switch (r) {
-    case Role::input:
-      return "input";
-    case Role::output:
-      return "output";
-    case Role::temporary:
-      return "temp";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"input", "output", "temp"};
+  static_assert(std::size(kNames) == size_t(Role::temporary) + 1);
+  return size_t(r) < std::size(kNames) ? kNames[size_t(r)] : "?";
 }
 
 std::vector<int> Program::inputs() const {
