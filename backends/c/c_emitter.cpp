@@ -252,13 +252,18 @@ std::string function(const Program& original, const std::string& entry, const Cp
     size_offset.push_back(offset);
     offset += int(t.shape.size());
   }
+  // The tensors reach the kernel's body as restrict parameters, which the entry casts from
+  // `tensors`: clang (LLVM) takes restrict as "nothing else aliases this" only on a function's
+  // parameters, not on locals, and without it kept loads such as softmax's row maximum inside
+  // its loops, which then stayed scalar (docs/cpu-kernels.md, The C compiler). GCC takes both.
   const auto& names = w.names();
+  std::string pointers, casts;
   for (int t : w.used_tensors()) {
     const TensorInfo& info = p.tensors[t];
     std::string type = KernelWriter::element_type(info.dtype);
     if (info.role == Role::input) type = "const " + type;
-    decl += "  " + type + " *" + dialect.restrict_pointer + " " + names.tensors[t] + " = (" + type +
-            " *)tensors[" + std::to_string(t) + "];\n";
+    pointers += type + " *" + dialect.restrict_pointer + " " + names.tensors[t] + ", ";
+    casts += "(" + type + " *)tensors[" + std::to_string(t) + "], ";
   }
   // The sizes and parameters, which the one team's entry declares too (for its condition).
   std::string scalars, unused;
@@ -283,7 +288,6 @@ std::string function(const Program& original, const std::string& entry, const Cp
     unused += " (void)" + names.param(p.params[i]) + ";";
   }
   decl += scalars;
-  if (w.used_tensors().empty()) decl += "  (void)tensors;\n";
   if (w.used_sizes().empty()) decl += "  (void)sizes;\n";
   if (!reads_params) decl += "  (void)params;\n";
   if (!any_parallel || target.worksharing) decl += "  (void)threads;\n";
@@ -307,13 +311,18 @@ std::string function(const Program& original, const std::string& entry, const Cp
   math.insert(w.used_math().begin(), w.used_math().end());
   const std::string signature =
       "(void *const *tensors, const int64_t *sizes, const int64_t *params, int threads) {\n";
-  const std::string function =
-      decl + body + "  return " + (w.uses_error_flag() ? "err" : "0") + ";\n}\n";
-  if (!teams.one_team) return table + "int " + entry + signature + function;
-  const std::string call = entry + "_team(tensors, sizes, params, threads);\n";
-  return table + "static int " + entry + "_team" + signature + function + "int " + entry +
-         signature + scalars + (unused.empty() ? "" : " " + unused + "\n") +
-         "  int err = 0;\n#ifdef _OPENMP\n  if (" + when +
+  const std::string inner = entry + (teams.one_team ? "_team" : "_body");
+  const std::string function = "static int " + inner + "(" + pointers +
+                               "const int64_t *sizes, const int64_t *params, int threads) {\n" +
+                               decl + body + "  return " + (w.uses_error_flag() ? "err" : "0") +
+                               ";\n}\n";
+  const std::string call = inner + "(" + casts + "sizes, params, threads);\n";
+  const std::string no_tensors = casts.empty() ? "  (void)tensors;\n" : "";
+  if (!teams.one_team)
+    return table + function + "int " + entry + signature + no_tensors + "  return " + call + "}\n";
+  return table + function + "int " + entry + signature + no_tensors + scalars +
+         (unused.empty() ? "" : " " + unused + "\n") + "  int err = 0;\n#ifdef _OPENMP\n  if (" +
+         when +
          ")\n#pragma omp parallel num_threads(threads) reduction(|:err)\n    err |= " + call +
          "  else\n#endif\n    err = " + call + "  return err;\n}\n";
 }
