@@ -277,7 +277,13 @@ CpuTarget cpu_target(const CCompileOptions& options, bool worksharing) {
       // No compiler to ask: the widest plan, which its compile would not get to anyway.
     }
   }
-  return {options.reassociate, worksharing, bytes, !options.openmp || kernel_threads(options) == 1};
+  int64_t stream = options.tile_stream_bytes > 0 ? options.tile_stream_bytes : kStreamBytes;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  if (options.tile_stream_bytes <= 0 && options.target == "native")
+    stream = std::max(stream, int64_t(sysconf(_SC_LEVEL3_CACHE_SIZE)) / 4);
+#endif
+  return {options.reassociate, worksharing, bytes, !options.openmp || kernel_threads(options) == 1,
+          stream};
 }
 
 int kernel_threads(const CCompileOptions& options) {

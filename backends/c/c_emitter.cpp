@@ -215,6 +215,7 @@ std::string function(const Program& original, const std::string& entry, const Cp
   const TeamPlan teams = plan_teams(p, target.worksharing);
   KernelWriter w(p, dialect);
   w.reciprocal_division = target.reassociate;
+  w.tile_stream_bytes = target.tile_stream_bytes;
   std::string body;
   bool any_parallel = false;  // a block starts a team (in one team, the entry starts it)
   for (size_t bi = 0; bi < p.blocks.size();) {

@@ -440,13 +440,13 @@ void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::st
   }
 }
 
-// Whether tensor t is large enough for streamed stores (kStreamBytes), and the helper that
-// stores one of its rows.
-std::string KernelWriter::stream_test(int t) {
+// Whether tensor t holds at least `bytes` (kStreamBytes, tile_stream_bytes) for streamed stores,
+// and the helper that stores one of its rows.
+std::string KernelWriter::stream_test(int t, int64_t bytes) {
   std::string elements;
   for (size_t a = 0; a < p_.tensors[t].shape.size(); ++a)
     elements += (a ? " * " : "") + index(idx::dim(t, int(a)));
-  const int64_t limit = kStreamBytes / int64_t(dtype_size(p_.tensors[t].dtype));
+  const int64_t limit = bytes / int64_t(dtype_size(p_.tensors[t].dtype));
   return elements + " >= " + std::to_string(limit);
 }
 
@@ -456,8 +456,38 @@ std::string KernelWriter::stream_row(int t) {
   return helper(f64 ? "stream_row" : "stream_rowf");
 }
 
+// Below tile_stream_bytes a streamed tile (LoopPlan::tile_stream) stores plainly; while it
+// computes, the lines the next tile stores, at the next iteration of loop k - 1 outside it, are
+// fetched for writing (past the last tile, whatever lies there: a prefetch never faults, and its
+// address is integer arithmetic, not a pointer past the tensor). A store that missed waited for its
+// line (depthwise conv2d 8 x 56 x 56 x 128 in a C driver, one thread, on a host whose L3 holds the
+// output: 2.2-2.6 ms with plain stores, 2.3-2.9 streamed, 1.6-1.7 so).
+std::string KernelWriter::next_rows_prefetch(const Block& b, size_t k, int indent) {
+  const Stmt& s = b.loops.back().stmts[0];
+  const Loop& c = b.loops.back();
+  const int outside = b.loops[k - 1].var;
+  std::vector<Index> next = s.index;
+  for (Index& e : next)
+    e = rewrite(e, [&](const Index& x) -> Index {
+      if (x->kind != IndexKind::Var) return nullptr;
+      if (x->var == c.var) return idx::constant(0);
+      return x->var == outside ? idx::add(idx::var(outside), idx::constant(1)) : nullptr;
+    });
+  std::string rows;
+  for (size_t x = b.loops.size() - size_t(b.loops[k].plan.tile); x + 1 < b.loops.size(); ++x) {
+    std::string u = Names::var(b.loops[x].var);
+    rows += "for (int64_t " + u + " = 0; " + u + " < " + index(b.loops[x].end) + "; ++" + u + ") ";
+  }
+  const std::string at = offset(s.tensor, next), n = index(c.end);
+  const std::string bytes = std::to_string(dtype_size(p_.tensors[s.tensor].dtype));
+  return pad(indent) + "if (!(" + stream_test(s.tensor, tile_stream_bytes) + "))\n" +
+         pad(indent + 1) + rows + helper("uops_prefetchw") + "(" + names_.tensors[s.tensor] +
+         ", (" + at + ") * " + bytes + ", " + n + " * " + bytes + ");\n";
+}
+
 // A streamed tile's store (LoopPlan::tile_stream): per row along the innermost tile loop c, the
-// row through stream_row where the tensor holds at least kStreamBytes, else element by element.
+// row through stream_row where the tensor holds at least tile_stream_bytes, else element by
+// element.
 std::string KernelWriter::streamed_store(const Block& b, size_t tile_loops, const std::string& tile,
                                          int indent) {
   const Stmt& s = b.loops.back().stmts[0];
@@ -473,11 +503,12 @@ std::string KernelWriter::streamed_store(const Block& b, size_t tile_loops, cons
     return e->kind == IndexKind::Var && e->var == c.var ? idx::constant(0) : nullptr;
   });
   const std::string y = names_.tensors[s.tensor], u = Names::var(c.var), n = index(c.end);
-  return pad(indent) + rows + "{\n" + pad(indent + 1) + "if (" + stream_test(s.tensor) + ")\n" +
-         pad(indent + 2) + stream_row(s.tensor) + "(&" + y + "[" + offset(s.tensor, row) + "], " +
-         at + ", " + n + ");\n" + pad(indent + 1) + "else\n" + pad(indent + 2) + "for (int64_t " +
-         u + " = 0; " + u + " < " + n + "; ++" + u + ") " + y + "[" + offset(s.tensor, s.index) +
-         "] = " + at + "[" + u + "];\n" + pad(indent) + "}\n";
+  return pad(indent) + rows + "{\n" + pad(indent + 1) + "if (" +
+         stream_test(s.tensor, tile_stream_bytes) + ")\n" + pad(indent + 2) + stream_row(s.tensor) +
+         "(&" + y + "[" + offset(s.tensor, row) + "], " + at + ", " + n + ");\n" + pad(indent + 1) +
+         "else\n" + pad(indent + 2) + "for (int64_t " + u + " = 0; " + u + " < " + n + "; ++" + u +
+         ") " + y + "[" + offset(s.tensor, s.index) + "] = " + at + "[" + u + "];\n" + pad(indent) +
+         "}\n";
 }
 
 // A transposed copy tile (LoopPlan::tile_transpose), loop k and the innermost, as one call:
@@ -630,6 +661,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     if (width && !whole_lanes(b.loops.back()))
       out += pad(indent + 1) + "__builtin_memset(" + name + ", 0, sizeof " + name + ");\n";
     out += copy(at + " = " + start);
+    if (l.plan.tile_stream && k > 0) out += next_rows_prefetch(b, k, indent + 1);
     if (width) {
       out += pad(indent + 1) + helper("uops_f32_lanes") + " " + name + "_lanes" + rows + "[" +
              std::to_string(width) + " / UOPS_F32_LANES];\n" + pad(indent + 1) +
@@ -701,7 +733,8 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
       return pad(in) + "const int64_t " + v + " = " + value + ";\n" + pad(in) + type +
              " *const at = &" + names_.tensors[s.tensor] + "[" + offset(s.tensor, s.index) + "];\n";
     };
-    out += pad(indent) + "if (" + stream_test(s.tensor) + " && " + start + " < " + end + ") {\n";
+    out += pad(indent) + "if (" + stream_test(s.tensor, kStreamBytes) + " && " + start + " < " +
+           end + ") {\n";
     std::vector<const ValueNode*> bound;
     for_each_load(s.value, [&](const ValueNode& n) {
       if (n.tensor == s.tensor || row_of_.count(&n)) return;
@@ -1063,6 +1096,17 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
       stream_line("stream_line", "double", "pd", 8),
       stream_row("stream_rowf", "float", "stream_linef", 4),
       stream_row("stream_row", "double", "stream_line", 8),
+      {"uops_prefetchw",
+       "/* Asks for the cache lines of the n bytes at byte `at` from p, to be written "
+       "(LoopPlan::tile_stream). */\n" +
+           in + "void uops_prefetchw(const void *p, int64_t at, int64_t n) {\n" +
+           "#if defined(__GNUC__)\n"
+           "  for (int64_t i = 0; i < n; i += 64)\n"
+           "    __builtin_prefetch((const void *)((uintptr_t)p + (uintptr_t)(at + i)), 1, 3);\n"
+           "#else\n"
+           "  (void)p; (void)at; (void)n;\n"
+           "#endif\n"
+           "}\n"},
       {"uops_prefetch",
        "/* Asks for the cache lines of the n bytes at p ahead of their loads (LoopPlan::prefetch). "
        "*/\n" +

@@ -21,6 +21,7 @@
 #include "ir/range_prover.h"
 #include "uops/ir/analysis.h"
 #include "uops/ir/program.h"
+#include "uops/passes/register_tiles.h"
 
 namespace uops::codegen {
 
@@ -56,6 +57,10 @@ class KernelWriter {
   // Floating-point x / y prints as x * (1 / y), so a divisor invariant in a loop is divided
   // once (C's reassociating mode: rounding differs in the last bit).
   bool reciprocal_division = false;
+  // A streamed tile's stores (LoopPlan::tile_stream) go around the cache where its tensor holds
+  // at least this many bytes, a test at run time (CpuTarget::tile_stream_bytes); streamed rows
+  // (LoopPlan::stream) where theirs holds kStreamBytes.
+  int64_t tile_stream_bytes = kStreamBytes;
   std::string index(const Index& e);
   // The number of elements of tensor t, printed.
   std::string elements(int t);
@@ -119,8 +124,9 @@ class KernelWriter {
   std::string literal(double v) const;
   void transposed_copy(const Block& b, size_t k, int indent, std::string& out,
                        const Before& before);
-  std::string stream_test(int t);
+  std::string stream_test(int t, int64_t bytes);
   std::string stream_row(int t);
+  std::string next_rows_prefetch(const Block& b, size_t k, int indent);
   std::string streamed_store(const Block& b, size_t tile_loops, const std::string& tile,
                              int indent);
   std::string math(const char* name);  // expf or exp

@@ -52,15 +52,18 @@ std::vector<std::string> vector_width_targets() {
 
 // Runs p at every vector width the host runs and at 1 and 2 threads, unreassociated, and checks
 // each run's outputs against `want` bit for bit; `emitted` must be in each kernel's source.
+// Outputs from `tile_stream_bytes` on stream (CCompileOptions::tile_stream_bytes), the same on
+// every host.
 void same_at_every_width(const Program& p, const TensorMap& in, const ParamMap& params,
-                         const TensorMap& want, const std::string& emitted,
-                         const std::string& what) {
+                         const TensorMap& want, const std::string& emitted, const std::string& what,
+                         int64_t tile_stream_bytes = kStreamBytes) {
   for (const std::string& target : vector_width_targets())
     for (int threads : {1, 2}) {
       CCompileOptions exact;
       exact.reassociate = false;
       exact.threads = threads;
       exact.target = target;
+      exact.tile_stream_bytes = tile_stream_bytes;
       EXPECT_NE(emit_c(p, exact).find(emitted), std::string::npos) << what << " " << target;
       TensorMap got = testing::nan_like(want);
       compile_c(p, exact)->run_into(in, got, params);
@@ -614,7 +617,9 @@ TEST(CBackend, AMapAfterATileMovesIntoItsStore) {
 // rows around the cache when the output holds at least kStreamBytes (register_tiles.h):
 // depthwise conv2d's and maxpool2d's; not avgpool2d's, whose division then reads the output, nor
 // matmul's, which loads it. At 8 MiB and more, with rows that start a cache line and rows that do
-// not (520 channels: a pixel is 65 lines), at 1 and 2 threads, the output is the interpreter's.
+// not (520 channels: a pixel is 65 lines), at 1 and 2 threads, the output is the interpreter's;
+// the same below CCompileOptions::tile_stream_bytes, where each tile stores plainly and fetches the
+// next tile's rows for writing, the last tile's past the output's end.
 TEST(CBackend, LargeWriteOnceTilesStreamTheirStores) {
   auto streamed = [](const char* name) {
     Program p = plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {});
@@ -640,6 +645,8 @@ TEST(CBackend, LargeWriteOnceTilesStreamTheirStores) {
     ASSERT_GE(want.at("y").bytes.size(), size_t(kStreamBytes));
     // The stores are as wide as the target's vectors: each width on an x86-64 host.
     same_at_every_width(p, in, params, want, "stream_row", dtype_name(dtype));
+    same_at_every_width(p, in, params, want, "uops_prefetchw(",
+                        std::string(dtype_name(dtype)) + " plain", int64_t(1) << 62);
   }
 }
 
@@ -1233,6 +1240,12 @@ TEST(CBackend, TilesFitTheTargetsVectorRegisters) {
   v1.target = "";
   EXPECT_EQ(cgen::cpu_target(v3).vector_bytes, 32);
   EXPECT_EQ(cgen::cpu_target(v1).vector_bytes, 16);
+  // Streamed stores from kStreamBytes for a named target, from the option where it is set, and
+  // natively from a quarter of the host's last-level cache where that is larger.
+  EXPECT_EQ(cgen::cpu_target(v3).tile_stream_bytes, kStreamBytes);
+  EXPECT_GE(cgen::cpu_target(native).tile_stream_bytes, kStreamBytes);
+  native.tile_stream_bytes = 1 << 20;
+  EXPECT_EQ(cgen::cpu_target(native).tile_stream_bytes, 1 << 20);
 #if defined(__x86_64__)
   // Other names as the compiler defines them; one it rejects gets the widest plan.
   for (auto [name, bytes] : std::vector<std::pair<std::string, int>>{

@@ -125,10 +125,12 @@ struct LoopPlan {
   std::vector<int> tile_start_first;
   // register_tiles, beside tile_start: the tile's tensor is written once, here (no later block
   // loads it), and each row the tile stores is whole cache lines: where the tensor holds at
-  // least kStreamBytes, a test at run time, the rows that start a line go around the cache
-  // (non-temporal stores), so storing a large output does not first read it in. The block is in a
-  // row-local run, each of whose threads fences those stores at the end of its share of the run
-  // (after each row in a share of an enclosing team's loop).
+  // least CpuTarget::tile_stream_bytes, a test at run time, the rows that start a line go around
+  // the cache (non-temporal stores), so storing a large output does not first read it in; below
+  // that the tile stores plainly and, before its reduction, fetches for writing the rows the next
+  // tile stores (at the next iteration of the loop outside it). The block is in a row-local run,
+  // each of whose threads fences those stores at the end of its share of the run (after each row
+  // in a share of an enclosing team's loop).
   bool tile_stream = false;
   // register_tiles, beside tile: the tile loads its elements at each visit (no tile_start), so
   // the printer writes its load's and store's loops over rows unrolled ("#pragma GCC unroll"):

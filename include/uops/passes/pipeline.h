@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "uops/ir/program.h"
+#include "uops/passes/register_tiles.h"
 
 namespace uops {
 
@@ -40,6 +41,7 @@ struct CpuTarget {
   bool worksharing = false;
   int vector_bytes = 64;
   bool one_thread = false;
+  int64_t tile_stream_bytes = kStreamBytes;  // CCompileOptions::tile_stream_bytes, as chosen
 };
 
 // The C backend's passes, which its emitter runs on the program it is given (optimized or not):

@@ -57,10 +57,13 @@
 // A tile that starts from a known value in a row-local run, whose tensor (an f32 or f64 output)
 // no later block loads and whose stored rows along the innermost tile loop are whole cache lines
 // (LoopPlan::tile_stream), stores those rows around the cache where the tensor holds at least
-// kStreamBytes: a store that misses reads its line in first, a third of depthwise conv2d's
+// CpuTarget::tile_stream_bytes (kStreamBytes, or a quarter of the host's last-level cache where
+// that is more): a store that misses reads its line in first, a third of depthwise conv2d's
 // memory traffic. Below that the output likely stays in cache for whoever reads it next; at
 // 8 x 56 x 56 x 128 the kernel alone took 3.1-3.6 ms with plain stores, 2.1-2.9 with streamed
-// ones, and under 3 MB of output the two were the same (a C driver, one thread).
+// ones, and under 3 MB of output the two were the same (a C driver, one thread, 32 MB of L3).
+// There each tile stores plainly and fetches the next tile's rows for writing first: with
+// 300 MB of L3, 2.3-2.9 ms streamed, 1.5-1.7 so (docs/cpu-kernels.md, Register tiling).
 //
 // A row-local block with no tile whose one statement assigns a row of such an output (along
 // its last axis), which neither it nor a later block loads and no later block accumulates into,
