@@ -456,6 +456,17 @@ std::string KernelWriter::stream_row(int t) {
   return helper(f64 ? "stream_row" : "stream_rowf");
 }
 
+// The loops over a tile's rows (its last tile_loops loops but the innermost), as one line of
+// `for` headers in front of a statement per row.
+std::string KernelWriter::tile_rows(const Block& b, size_t tile_loops) {
+  std::string rows;
+  for (size_t x = b.loops.size() - tile_loops; x + 1 < b.loops.size(); ++x) {
+    std::string u = Names::var(b.loops[x].var);
+    rows += "for (int64_t " + u + " = 0; " + u + " < " + index(b.loops[x].end) + "; ++" + u + ") ";
+  }
+  return rows;
+}
+
 // Below tile_stream_bytes a streamed tile (LoopPlan::tile_stream) stores plainly; while it
 // computes, the lines the next tile stores, at the next iteration of loop k - 1 outside it, are
 // fetched for writing (past the last tile, whatever lies there: a prefetch never faults, and its
@@ -473,11 +484,7 @@ std::string KernelWriter::next_rows_prefetch(const Block& b, size_t k, int inden
       if (x->var == c.var) return idx::constant(0);
       return x->var == outside ? idx::add(idx::var(outside), idx::constant(1)) : nullptr;
     });
-  std::string rows;
-  for (size_t x = b.loops.size() - size_t(b.loops[k].plan.tile); x + 1 < b.loops.size(); ++x) {
-    std::string u = Names::var(b.loops[x].var);
-    rows += "for (int64_t " + u + " = 0; " + u + " < " + index(b.loops[x].end) + "; ++" + u + ") ";
-  }
+  const std::string rows = tile_rows(b, size_t(b.loops[k].plan.tile));
   const std::string at = offset(s.tensor, next), n = index(c.end);
   const std::string bytes = std::to_string(dtype_size(p_.tensors[s.tensor].dtype));
   return pad(indent) + "if (!(" + stream_test(s.tensor, tile_stream_bytes) + "))\n" +
@@ -492,12 +499,10 @@ std::string KernelWriter::streamed_store(const Block& b, size_t tile_loops, cons
                                          int indent) {
   const Stmt& s = b.loops.back().stmts[0];
   const Loop& c = b.loops.back();
-  std::string rows, at = tile;
-  for (size_t x = b.loops.size() - tile_loops; x + 1 < b.loops.size(); ++x) {
-    std::string u = Names::var(b.loops[x].var);
-    rows += "for (int64_t " + u + " = 0; " + u + " < " + index(b.loops[x].end) + "; ++" + u + ") ";
-    at += "[" + u + "]";
-  }
+  const std::string rows = tile_rows(b, tile_loops);
+  std::string at = tile;
+  for (size_t x = b.loops.size() - tile_loops; x + 1 < b.loops.size(); ++x)
+    at += "[" + Names::var(b.loops[x].var) + "]";
   std::vector<Index> row = s.index;
   row.back() = rewrite(row.back(), [&](const Index& e) -> Index {
     return e->kind == IndexKind::Var && e->var == c.var ? idx::constant(0) : nullptr;

@@ -126,6 +126,7 @@ class KernelWriter {
                        const Before& before);
   std::string stream_test(int t, int64_t bytes);
   std::string stream_row(int t);
+  std::string tile_rows(const Block& b, size_t tile_loops);
   std::string next_rows_prefetch(const Block& b, size_t k, int indent);
   std::string streamed_store(const Block& b, size_t tile_loops, const std::string& tile,
                              int indent);
