@@ -114,9 +114,7 @@ bool lane_wise(const Program& p, const Value& v, int var) {
         break;
       case ValueKind::Load: {
         ok &= p.tensors[size_t(n.tensor)].dtype == DType::f32;
-        if (std::any_of(n.index.begin(), n.index.end(),
-                        [&](const Index& e) { return uses_var(e, var); }))
-          ok &= !n.checked && reads_row(n.index, var);
+        if (uses_var(n.index, var)) ok &= !n.checked && reads_row(n.index, var);
         break;
       }
       case ValueKind::Unary:

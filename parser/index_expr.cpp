@@ -202,6 +202,10 @@ bool uses_var(const Index& e, int var) {
   return used;
 }
 
+bool uses_var(const std::vector<Index>& index, int var) {
+  return std::any_of(index.begin(), index.end(), [&](const Index& e) { return uses_var(e, var); });
+}
+
 bool uses_any_var(const Index& e) {
   bool used = false;
   visit(e, [&](const IndexNode& n) { used |= n.kind == IndexKind::Var; });

@@ -43,8 +43,7 @@ bool stride_one(const Program& p, const Access& a, int v) {
 }
 
 bool invariant(const Access& a, int v) {
-  return std::none_of(a.index.begin(), a.index.end(),
-                      [&](const Index& e) { return uses_var(e, v); });
+  return !uses_var(a.index, v);
 }
 
 // Gives every loop of b a new variable, renamed everywhere in b.
@@ -422,9 +421,7 @@ size_t reorder(Program& p, size_t bi, Block b, std::vector<PackedOnce>* once) {
     auto accesses = block_accesses(b);
     auto indexes = [&](const Loop& l, bool write, int t) {
       for (auto& a : accesses)
-        if (a.write == write && (write || a.tensor == t))
-          for (auto& e : a.index)
-            if (uses_var(e, l.var)) return true;
+        if (a.write == write && (write || a.tensor == t) && uses_var(a.index, l.var)) return true;
       return false;
     };
     for (int t : pack) {

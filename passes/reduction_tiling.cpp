@@ -33,9 +33,7 @@ bool row_like(const Block& b, int var) {
   bool found = false;
   for (auto& s : b.loops.back().stmts)
     for_each_load(s.value, [&](const ValueNode& load) {
-      bool uses = false, uses_j = false;
-      for (auto& e : load.index) uses |= uses_var(e, var), uses_j |= uses_var(e, j);
-      found |= uses && !uses_j;
+      found |= uses_var(load.index, var) && !uses_var(load.index, j);
     });
   return found;
 }
@@ -227,8 +225,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   // held across them: such a tile would gain nothing.
   for (size_t k = ii + 1; ii < n && k + 1 < n; ++k)
     for (auto& s : b.loops.back().stmts)
-      for (auto& e : s.index)
-        if (uses_var(e, b.loops[k].var)) ii = n;
+      if (uses_var(s.index, b.loops[k].var)) ii = n;
   if (ii == n) {
     out.push_back(std::move(b));
     return;
@@ -240,11 +237,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   // c, then the columns left over.
   bool shared = false;
   for (auto& s : b.loops.back().stmts)
-    for_each_load(s.value, [&](const ValueNode& load) {
-      bool uses_i = false;
-      for (auto& e : load.index) uses_i |= uses_var(e, i.var);
-      shared |= !uses_i;
-    });
+    for_each_load(s.value, [&](const ValueNode& load) { shared |= !uses_var(load.index, i.var); });
   if (!shared) return tile_columns(p, std::move(b), ii + 1, row_cols, false, out);
   const bool first_rows = rows > 4;  // not the tiles of the rows a first tiling left over
   const bool raises = may_raise(i.start) || may_raise(i.end);

@@ -151,8 +151,7 @@ TileStart tile_start(const Program& p, size_t bi, size_t k) {
   for (size_t x = 0; x < k; ++x) {
     if (loops[x].exclusive) continue;
     int v = b.loops[x].var;
-    for (auto& e : s.index)
-      if (uses_var(e, v)) return {};
+    if (uses_var(s.index, v)) return {};
     for (size_t y = 0; y < k; ++y)
       if (uses_var(b.loops[y].start, v) || uses_var(b.loops[y].end, v)) return {};
     start.first.push_back(v);

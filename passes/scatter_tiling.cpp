@@ -42,8 +42,7 @@ size_t scatter_from(const Program& p, const Block& b, std::vector<bool>* exclusi
     if (raises || !qualifies(p, b, first, &ex)) continue;
     bool window = false, reduction = false;
     for (size_t k = first; k + 1 < n; ++k) {
-      bool used = false;
-      for (auto& e : s0.index) used |= uses_var(e, b.loops[k].var);
+      const bool used = uses_var(s0.index, b.loops[k].var);
       window |= used && !ex[k];
       reduction |= !used;
     }
@@ -68,19 +67,14 @@ void tile_block(Program& p, Block b, Sizes sizes, std::vector<Block>& out) {
   // The loops the written index uses, then the others, each in their order, then j.
   const Stmt s0 = b.loops.back().stmts[0];
   std::vector<std::pair<Loop, bool>> used, unused;  // with exclusive
-  for (size_t k = first; k + 1 < n; ++k) {
-    bool uses = false;
-    for (auto& e : s0.index) uses |= uses_var(e, b.loops[k].var);
-    (uses ? used : unused).push_back({b.loops[k], ex[k]});
-  }
+  for (size_t k = first; k + 1 < n; ++k)
+    (uses_var(s0.index, b.loops[k].var) ? used : unused).push_back({b.loops[k], ex[k]});
   // One slice of the operands read along j (w at one kh, kw) serves a run of the last used
   // loop that indexes none of them (ow) from L1: that loop runs inside the ones that do.
   auto along_j = [&](int var) {
     bool found = false;
     for_each_load(s0.value, [&](const ValueNode& load) {
-      bool row = false, uses = false;
-      for (auto& e : load.index) row |= uses_var(e, b.loops.back().var), uses |= uses_var(e, var);
-      found |= row && uses;
+      found |= uses_var(load.index, b.loops.back().var) && uses_var(load.index, var);
     });
     return found;
   };

@@ -53,6 +53,7 @@ bool is_const(const Index& e, int64_t* value = nullptr);
 size_t node_count(const Index& e);
 bool equal(const Index& a, const Index& b);
 bool uses_var(const Index& e, int var);
+bool uses_var(const std::vector<Index>& index, int var);  // some expression of `index` does
 bool uses_any_var(const Index& e);
 bool uses_data(const Index& e);
 // Appends the loop variables of `e` not in `out` yet, in order of first use.
