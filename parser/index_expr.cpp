@@ -226,6 +226,10 @@ bool is_fixed(const Index& e) {
   return fixed;
 }
 
+bool pins_var(const std::vector<Index>& index, int var) {
+  return std::any_of(index.begin(), index.end(), [&](const Index& e) { return pins_var(e, var); });
+}
+
 bool pins_var(const Index& e, int var) {
   switch (e->kind) {
     case IndexKind::Var:

@@ -120,7 +120,7 @@ class Fusion {
         int64_t start, end;
         bool pinned = is_const(host.loops[k].start, &start) && is_const(host.loops[k].end, &end) &&
                       end - start <= 1;  // a single iteration orders nothing
-        for (auto& e : *index) pinned |= pins_var(e, var);
+        pinned |= pins_var(*index, var);
         if (!pinned) return false;
       }
     }

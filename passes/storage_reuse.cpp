@@ -93,11 +93,8 @@ int target(const Program& p, int t, bool holds_expensive) {
       if (!a.write && a.tensor != t && from_t.count(a.tensor) &&
           (int(b) > last_block || a.loop != loop || a.stmt > last))
         return -1;
-  for (int k = 0; k <= loop; ++k) {
-    bool pinned = false;
-    for (auto& e : s.index) pinned |= pins_var(e, block.loops[k].var);
-    if (!pinned) return -1;
-  }
+  for (int k = 0; k <= loop; ++k)
+    if (!pins_var(s.index, block.loops[k].var)) return -1;
   for (int b = 0; b < last_block; ++b)
     for (auto& a : block_accesses(p.blocks[b]))
       if (a.tensor == y) return -1;

@@ -63,6 +63,7 @@ bool is_fixed(const Index& e);
 // `e` determines `var`: it is ±var plus fixed terms, so distinct values of var give distinct
 // values of e.
 bool pins_var(const Index& e, int var);
+bool pins_var(const std::vector<Index>& index, int var);  // some expression of `index` does
 // `e` is var plus terms free of it, through + and the left side of -: consecutive values of var
 // give consecutive values of e. With `fixed`, those terms also use no loop variable and no data.
 bool plus_var(const Index& e, int var, bool fixed = false);
