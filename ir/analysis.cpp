@@ -287,6 +287,7 @@ std::optional<double> value_at_start(const Program& p, size_t bi, int t) {
   std::optional<double> written;
   bool whole = false;
   for (size_t b = 0; b < bi; ++b) {
+    if (p.blocks[b].partition && p.blocks[b].partition == p.blocks[bi].partition) continue;
     for (auto& a : block_accesses(p.blocks[b])) {
       if (a.tensor != t || !a.write) continue;
       const Stmt& s = p.blocks[b].loops[size_t(a.loop)].stmts[size_t(a.stmt)];

@@ -192,8 +192,8 @@ std::string print(const Program& p, const Value& v) {
 }
 
 std::string print_block(const Program& p, const Block& b, int number) {
-  std::string out =
-      "block " + std::to_string(number) + (b.origin.empty() ? "" : ": " + b.origin) + "\n";
+  std::string out = "block " + std::to_string(number) + (b.origin.empty() ? "" : ": " + b.origin) +
+                    (b.partition ? " (partition " + std::to_string(b.partition) + ")" : "") + "\n";
   for (size_t k = 0; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];
     out += std::string(2 * (k + 1), ' ') + "for v" + std::to_string(l.var) + " in [" +

@@ -119,7 +119,7 @@ bool equal(const Program& a, const Program& b) {
          all_same(a.equalities, b.equalities,
                   [](auto& x, auto& y) { return equal(x.a, y.a) && equal(x.b, y.b); }) &&
          all_same(a.blocks, b.blocks, [](auto& x, auto& y) {
-           return x.origin == y.origin &&
+           return x.origin == y.origin && x.partition == y.partition &&
                   all_same(x.loops, y.loops, [](auto& k, auto& l) { return same(k, l); });
          });
 }

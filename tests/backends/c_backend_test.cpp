@@ -272,8 +272,9 @@ TEST(CBackend, TilesThatLoadTheirElementsCopyThemInUnrolledRows) {
 // fall outside reads each pixel's row of channels through a pointer, x's row or a row of the
 // fill (register_tiles.h), where its channels are in range. Tiles across the
 // border, wholly in the padding, pixels and channels left over: bit for bit (max exactly; a mean
-// without reassociation). conv2d has three tiles: 6 pixels x 64 channels, 2 x 64 for the pixels
-// left over, and a run of 64 channels for the last pixel left over.
+// without reassociation). conv2d has five tiles: 6 pixels x 64 channels, 2 x 64 for the pixels
+// left over, and a run of 64 channels for the last pixel left over; 7 x 64 where a row's pixels
+// are a multiple of 7, and its run of 64 (which then runs no pixel).
 TEST(CBackend, PoolingTestsItsTilesOutsideTheWindow) {
   auto tiles = [](const std::string& src) {
     size_t n = 0;
@@ -282,7 +283,7 @@ TEST(CBackend, PoolingTestsItsTilesOutsideTheWindow) {
       ++n;
     return n;
   };
-  EXPECT_EQ(tiles(emit_c(optimize(forward_program(find_op("conv2d"), DType::f32)))), 3u);
+  EXPECT_EQ(tiles(emit_c(optimize(forward_program(find_op("conv2d"), DType::f32)))), 5u);
   for (const char* name : {"maxpool2d", "avgpool2d"}) {
     Program p = optimize(forward_program(find_op(name), DType::f32));
     std::string src = emit_c(p);
@@ -407,8 +408,9 @@ TEST(CBackend, ColumnTilesRunInsideRowTilesOnlyWhereNoOperandHasRowsAlone) {
 // initial zero of depthwise conv2d's, conv2d's and avgpool's outputs (their first and only
 // writers, over exclusive loops), maxpool's -inf (one block fills the output first), and
 // matmul's zeros in the first of its reduction tiles alone (they revisit the tile's elements:
-// LoopPlan::tile_start_first). A tile of the columns left over, after a tile of the same output,
-// loads them (ir::value_at_start sees the first tile's writes). The tests above and
+// LoopPlan::tile_start_first). So do the tiles of the rows and columns left over, after a tile
+// of the same output: they are parts of one block (Block::partition), whose other parts store
+// other elements (ir::value_at_start). The tests above and
 // MatmulTilesStartFromZeroInTheFirstReductionTile check the values.
 TEST(CBackend, TilesStartFromWhatTheirElementsHold) {
   const double inf = std::numeric_limits<double>::infinity();
@@ -583,6 +585,97 @@ TEST(CBackend, FillsKeepOnlyWhatNoTileStores) {
   }
 }
 
+// conv2d's pixels run in tiles of 7 where a row's count is a multiple of 7 and of 6 elsewhere:
+// two parts of one block over the same pixels, one of them empty at run time, in one partition
+// (Block::partition), so both tiles start from zero and the output's zeros are written nowhere
+// either part stores (fill_trimming adds the two boxes). Tiles of 7 only for a contraction's
+// rows along a range that divides: not depthwise conv2d's pixels (no operand without its
+// channels), not matmul's rows. Into outputs of NaN, at widths that are multiples of 7 and not,
+// strided, dilated and with channels left over, at 1 and 2 threads, every element is the
+// interpreter's; at 56 and 30 pixels a row with 64 output channels, the zeros cover nothing.
+TEST(CBackend, Conv2dPixelTilesOfSevenWhereARowIsAMultipleOfSeven) {
+  auto row_tiles = [](const Program& p) {
+    std::multiset<int64_t> rows;
+    for (auto& b : p.blocks)
+      for (size_t k = 0; k < b.loops.size(); ++k)
+        if (int64_t n = 0; b.loops[k].plan.tile && k + 2 < b.loops.size() &&
+                           is_const(b.loops[b.loops.size() - 2].end, &n))
+          rows.insert(n);
+    return rows;
+  };
+  for (const char* name : {"depthwise_conv2d", "matmul"})
+    EXPECT_EQ(
+        row_tiles(plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {})).count(7), 0u)
+        << name;
+  Program p = optimize(forward_program(find_op("conv2d"), DType::f32));
+  Program planned = plan_cpu(p, {});
+  std::multiset<int64_t> rows = row_tiles(planned);
+  EXPECT_EQ(rows.count(7), 1u) << print(planned);
+  EXPECT_EQ(rows.count(6), 1u) << print(planned);
+  std::set<int> partitions;
+  for (auto& b : planned.blocks)
+    for (auto& l : b.loops)
+      if (l.plan.tile) {
+        partitions.insert(b.partition);
+        EXPECT_EQ(l.plan.tile_start, 0.0) << print(planned);
+      }
+  EXPECT_EQ(partitions.size(), 1u) << print(planned);
+  EXPECT_NE(*partitions.begin(), 0) << print(planned);
+  // The elements the output's zeros still write at a width (bounds free of loop variables).
+  const int y = planned.find_tensor("y");
+  auto zeros = [&](int64_t width) {
+    TensorMap in = testing::random_inputs(p, {{"x", {1, 3, width, 8}}, {"w", {64, 3, 3, 8}}}, 1);
+    Binding bound = bind(planned, in, {{"stride", 1}, {"pad", 1}, {"dilation", 1}});
+    IndexEnv env = bound.env();  // refers to `bound`
+    int64_t n = 0;
+    for (auto& b : planned.blocks) {
+      const auto& stmts = b.loops.back().stmts;
+      if (stmts.size() != 1 || stmts[0].kind != StmtKind::assign || stmts[0].tensor != y) continue;
+      int64_t elements = 1;
+      for (auto& l : b.loops)
+        elements *= std::max<int64_t>(evaluate(l.end, env) - evaluate(l.start, env), 0);
+      n += elements;
+    }
+    return n;
+  };
+  // 3 rows of 64 channels: 56 pixels in tiles of 7 (the box of the first tile, of 6, is empty),
+  // 30 in tiles of 6, 32 in 5 tiles of 6 and the 2 pixels the tile of 2 starts from zeros.
+  EXPECT_EQ(zeros(56), 0) << print(planned);
+  EXPECT_EQ(zeros(30), 0) << print(planned);
+  EXPECT_EQ(zeros(32), 2 * 64 * 3) << print(planned);
+  std::vector<std::unique_ptr<Executable>> kernels;
+  for (int threads : {1, 2}) {
+    CCompileOptions exact;
+    exact.reassociate = false;
+    exact.threads = threads;
+    kernels.push_back(compile_c(p, exact));
+  }
+  struct Run {
+    int64_t width, channels, stride, pad, dilation;
+  };
+  for (auto [width, channels, stride, pad, dilation] : {Run{7, 64, 1, 1, 1},
+                                                        {14, 64, 1, 1, 1},
+                                                        {28, 70, 1, 1, 1},
+                                                        {56, 64, 1, 1, 1},
+                                                        {13, 64, 1, 1, 1},
+                                                        {30, 64, 1, 1, 1},
+                                                        {32, 70, 1, 1, 1},
+                                                        {29, 64, 2, 1, 1},
+                                                        {27, 64, 2, 0, 1},
+                                                        {18, 64, 1, 1, 2}}) {
+    ParamMap params = {{"stride", stride}, {"pad", pad}, {"dilation", dilation}};
+    TensorMap in = testing::random_inputs(p, {{"x", {2, 3, width, 5}}, {"w", {channels, 3, 3, 5}}},
+                                          uint64_t(width));
+    TensorMap want = interpret(p, in, params);
+    for (size_t t = 0; t < kernels.size(); ++t) {
+      TensorMap got = testing::nan_like(want);
+      kernels[t]->run_into(in, got, params);
+      EXPECT_TRUE(testing::same_outputs(want, got))
+          << width << " pixels, stride " << stride << ", " << t + 1 << "T";
+    }
+  }
+}
+
 // avgpool2d's division by k · k, a map of the whole output after the tiles, moves into the
 // tile's store and keeps only the columns the tiles leave over (epilogue_folding.h); the outputs
 // of FillsKeepOnlyWhatNoTileStores above check it element by element. Without reassociation it
@@ -702,10 +795,11 @@ TEST(CBackend, LargeWriteOnceRowsStreamTheirStores) {
 // then (AVX-512) of 2; every count of rows left over, 0 to 5, with columns left over, at 1 and 2
 // threads: bit for bit;
 // conv2d's output pixels, whose range divides by the stride, in tiles of 6, the pixels left over
-// in tiles of 2 counted on from them. matmul's columns left over run in tiles of 16; conv2d's,
-// whose loads are checked, do not. Every tile's rows are unrolled (a 12 x 32 tile GCC otherwise
-// kept on the stack). Every count of pixels left over, across the border and with a stride, and
-// a depthwise convolution's: bit for bit.
+// in tiles of 2 counted on from them (and in tiles of 7 where a row is a multiple of 7:
+// Conv2dPixelTilesOfSevenWhereARowIsAMultipleOfSeven). matmul's columns left over run in tiles of
+// 16; conv2d's, whose loads are checked, do not. Every tile's rows are unrolled (a 12 x 32 tile GCC
+// otherwise kept on the stack). Every count of pixels left over, across the border and with a
+// stride, and a depthwise convolution's: bit for bit.
 TEST(CBackend, RowTilesShrinkOverTheRowsAndColumnsLeftOver) {
   auto tiles = [](const char* name) {
     Program p = plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {});
@@ -723,7 +817,7 @@ TEST(CBackend, RowTilesShrinkOverTheRowsAndColumnsLeftOver) {
   };
   using Tiles = std::vector<std::pair<int64_t, int64_t>>;
   EXPECT_EQ(tiles("matmul"), (Tiles{{6, 64}, {6, 16}, {4, 64}, {4, 16}, {2, 64}, {2, 16}}));
-  EXPECT_EQ(tiles("conv2d"), (Tiles{{6, 64}, {2, 64}}));
+  EXPECT_EQ(tiles("conv2d"), (Tiles{{6, 64}, {2, 64}, {7, 64}}));
   {
     Program p = optimize(forward_program(find_op("matmul"), DType::f32));
     for (int threads : {1, 2}) {

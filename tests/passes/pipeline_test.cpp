@@ -140,7 +140,9 @@ TEST(Pipeline, BlocksWithNothingToDoStartNoTeam) {
         team |= l.plan.starts_team();
         idle |= !bounds_use_vars(l) && empty(l);
       }
-      if (!team || !idle) continue;
+      // The first block of a row-local run starts the team of every block in the run (conv2d's
+      // zeros beside its tiles: none at 14 pixels, which tiles of 7 fill).
+      if (!team || !idle || (b.loops[0].plan.row_local && !empty(b.loops[0]))) continue;
       bool skipped = false;
       for (int m : b.loops[0].plan.empty_tests) skipped |= empty(b.loops[size_t(m)]);
       EXPECT_TRUE(skipped) << c.op << " block " << bi << "\n" << print(p);

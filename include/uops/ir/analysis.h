@@ -81,7 +81,8 @@ bool calls_vector_math(const Loop& l);
 // output's or temporary's initial value, while every earlier write assigns +0 (a gradient's
 // "zero" blocks); or the constant c that every earlier write assigns, when one of those blocks
 // assigns it to the whole tensor (maxpool's -inf, one loop per axis over its size, the element
-// at the loops' variables). None for an input or any other write.
+// at the loops' variables). None for an input or any other write. The writes of the earlier
+// blocks of bi's partition (Block::partition) do not count: none is to an element bi writes.
 std::optional<double> value_at_start(const Program& p, size_t bi, int t);
 
 // Each loop variable's loop, over every block of a program (which must outlive it).

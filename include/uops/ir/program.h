@@ -227,6 +227,11 @@ struct Loop {
 struct Block {
   std::vector<Loop> loops;  // outermost first; never empty (rank 0 uses a loop over [0, 1))
   std::string origin;       // what emitted it, for the printer ("mul", "grad of reduce sum"...)
+  // tile_registers: the blocks of one nonzero partition are the parts of one block, cut along
+  // loops whose iterations write disjoint elements, or into alternatives of which one runs at
+  // most: each element they write, one of them writes. Where one of them starts, a tensor holds
+  // what it held in front of the first (ir::value_at_start).
+  int partition = 0;
 };
 
 // A run-time assertion that two index expressions (over input sizes and parameters) are equal.
@@ -239,8 +244,9 @@ struct Program {
   std::vector<std::string> params;
   std::vector<Equality> equalities;
   std::vector<Block> blocks;
-  int num_vars = 0;     // loop variable ids are 0 .. num_vars-1
-  int num_carried = 0;  // carried scalar ids are 0 .. num_carried-1
+  int num_vars = 0;        // loop variable ids are 0 .. num_vars-1
+  int num_carried = 0;     // carried scalar ids are 0 .. num_carried-1
+  int num_partitions = 0;  // Block::partition ids are 1 .. num_partitions
 
   std::vector<int> inputs() const;                 // tensor ids with Role::input, in table order
   std::vector<int> outputs() const;                // tensor ids with Role::output, in table order

@@ -21,6 +21,12 @@
 // bounds that use no loop variable. The pieces' new bounds hold no division that y's shape does
 // not (bind() has evaluated those), so they raise nothing the fill did not.
 //
+// A later block of that tile's partition (ir::Block::partition: parts of one block that write
+// different elements) whose tile starts from the constant too and stores a box with every range
+// the same but one, where both start at one place, is the tile's alternative: one of the two
+// boxes is empty, and the box grows by the other's extent (conv2d's pixels in tiles of 6 or of 7,
+// reduction_tiling.h). The fill then keeps nothing at 56 pixels where it kept every element.
+//
 // The box keeps its old values under the IR's meaning and gets the constant only from the tile's
 // plan, so this runs after every other decision, on a program only the C printer reads;
 // needs_zero_fill reads the program before planning, and run() still fills nothing. Depthwise

@@ -22,9 +22,11 @@
 // i = i.start + i' * rows + r and j = j.start + j' * cols + c over the whole tiles, then the
 // original block over the rows left over (tiled again in tiles of 4 rows where i's
 // range cannot raise; where it can, `raising_rows` rows and no second tiling: see
-// reduction_tiling.cpp; the rows the last level leaves run one by one, each in runs of
-// `row_cols` columns as below) and over the columns left over (first in tiles of the same rows and
-// 16 columns, where no load is checked, in rows of 16 lanes where the statement sums what
+// reduction_tiling.cpp, and there a contraction's rows, a convolution's pixels, run in two parts
+// over the same range, tiles of 7 where the count is a multiple of 7 and of `raising_rows`
+// elsewhere, one of them empty at run time; the rows the last level leaves run one by one, each in
+// runs of `row_cols` columns as below) and over the columns left over (first in tiles of the same
+// rows and 16 columns, where no load is checked, in rows of 16 lanes where the statement sums what
 // ir::lane_wise computes along them, LoopPlan::tile_width; then, fewer than 16, in a tile of the
 // same rows whose columns run [0, count) in rows of 16 lanes, where it does). The inner loops r and
 // c have constant ranges, so the C backend keeps the rows x cols elements they accumulate into in
@@ -53,6 +55,11 @@
 // stay in cache across every tile and window step; the tile loads and stores its elements once
 // per image (row). conv2d's weight gradient in the bench, three interleaved rounds: 0.53-0.57 ->
 // 0.75-0.83 of oneDNN at one thread, 0.50-0.57 -> 0.64-0.72 at two.
+//
+// The blocks tile_registers cuts from one block share a fresh ir::Block::partition: they write
+// different elements, so each starts from what the tensor held before the first of them
+// (ir::value_at_start), and the tiles of the rows and columns left over start from a fill's
+// constant as the first tile does.
 //
 // Both keep every result bit for bit: iterations with different values of the exclusive loops
 // touch disjoint written elements, and each element receives its contributions in the original
