@@ -9,7 +9,12 @@
 #include "support/random_graph.h"
 #include "uops/ir.h"
 #include "uops/ir/verifier.h"
+#include "uops/ops/op_gradient.h"
+#include "uops/ops/registry.h"
+#include "uops/passes/dead_code.h"
+#include "uops/passes/loop_fusion.h"
 #include "uops/passes/pipeline.h"
+#include "uops/passes/variable_substitution.h"
 
 namespace uops {
 
@@ -305,6 +310,38 @@ TEST(LoopOrder, ABoundThatMayRaiseStaysUnderTheLoopsAboveIt) {
   TensorMap full{{"x", mixed({4})}, {"w", Tensor(DType::f32, {3})}};
   TensorMap want = interpret(p, full, {{"p", 1}}), got = interpret(q, full, {{"p", 1}});
   EXPECT_EQ(want.at("y").bytes, got.at("y").bytes);
+}
+
+// matmul's da = dc b^T, fused into one block that sums into da, becomes dot products that store
+// their sums: only where da is zero where the block starts. A block just before it that sets da
+// to 1 keeps the sums adding to that 1 (the dot products would drop it).
+TEST(LoopOrder, DotProductsOnlyIntoZeros) {
+  Program p = gradient(find_op("matmul").build(DType::f32), {"a"});
+  for (Program before; !equal(before, p);) {
+    before = p;
+    p = eliminate_dead_code(substitute_variables(fuse_loops(p)));
+  }
+  ASSERT_EQ(p.blocks.size(), 1u) << print(p);
+  const int da = p.find_tensor("da");
+  {
+    Program plain = order_loops(p);  // the form the test guards: dot products into da
+    ASSERT_EQ(plain.blocks.size(), 1u) << print(plain);
+    EXPECT_FALSE(plain.blocks[0].loops[1].carried.empty()) << print(plain);
+  }
+  Block ones;
+  ones.origin = "ones";
+  for (int a = 0; a < 2; ++a)
+    ones.loops.push_back(Loop{p.num_vars++, idx::constant(0), p.tensors[da].shape[size_t(a)]});
+  Stmt s;
+  s.tensor = da;
+  s.index = {idx::var(ones.loops[0].var), idx::var(ones.loops[1].var)};
+  s.value = val::constant(1.0);
+  ones.loops[1].stmts.push_back(s);
+  p.blocks.insert(p.blocks.begin(), ones);
+  ASSERT_TRUE(verify(p).empty()) << print(p);
+  Program q = order_loops(p);
+  for (auto& l : q.blocks.back().loops) EXPECT_TRUE(l.carried.empty()) << print(q);
+  expect_bitwise(p, q, {{"dc", mixed({5, 40})}, {"b", mixed({7, 40})}});
 }
 
 // The random-program differential test (differential_test.cpp) only judges this pass if some of
