@@ -73,13 +73,15 @@ Program plan_fill_trimming(Program p) {
     auto tile = tile_after(p, f, s.tensor, s.value->constant);
     if (!tile) continue;
     auto box = passes::stored_box(p, p.blocks[tile->block], tile->loop, tile->guarded);
+    if (!box) continue;
+    // The later tiles of its partition that are its alternatives (add_alternative).
     const int part = p.blocks[tile->block].partition;
     for (size_t b = tile->block + 1;
-         box && !tile->guarded && part && b < p.blocks.size() && p.blocks[b].partition == part; ++b)
+         part && !tile->guarded && b < p.blocks.size() && p.blocks[b].partition == part; ++b)
       if (auto other = tile_of(p, b, s.tensor, s.value->constant); other && !other->guarded)
         if (auto other_box = passes::stored_box(p, p.blocks[b], other->loop))
           add_alternative(*box, *other_box);
-    if (box) passes::keep_outside(p, f, *box, tile->guarded ? tile->block : 0);
+    passes::keep_outside(p, f, *box, tile->guarded ? tile->block : 0);
   }
   return p;
 }

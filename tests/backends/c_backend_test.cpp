@@ -585,6 +585,26 @@ TEST(CBackend, FillsKeepOnlyWhatNoTileStores) {
   }
 }
 
+// Each row tile of a planned program (LoopPlan::tile of 2 or more loops: rows, then columns):
+// the loop over its rows, and its rows x columns where both are constants.
+struct RowTile {
+  const Loop* rows;
+  std::optional<std::pair<int64_t, int64_t>> size;
+};
+std::vector<RowTile> row_tiles(const Program& p) {
+  std::vector<RowTile> out;
+  for (auto& b : p.blocks)
+    for (size_t k = 0; k < b.loops.size(); ++k) {
+      if (b.loops[k].plan.tile < 2) continue;
+      const Loop& r = b.loops[b.loops.size() - 2];
+      int64_t rows = 0, cols = 0;
+      out.push_back({&r, std::nullopt});
+      if (is_const(r.end, &rows) && is_const(b.loops.back().end, &cols))
+        out.back().size = {rows, cols};
+    }
+  return out;
+}
+
 // conv2d's pixels run in tiles of 7 where a row's count is a multiple of 7 and of 6 elsewhere:
 // two parts of one block over the same pixels, one of them empty at run time, in one partition
 // (Block::partition), so both tiles start from zero and the output's zeros are written nowhere
@@ -594,22 +614,19 @@ TEST(CBackend, FillsKeepOnlyWhatNoTileStores) {
 // strided, dilated and with channels left over, at 1 and 2 threads, every element is the
 // interpreter's; at 56 and 30 pixels a row with 64 output channels, the zeros cover nothing.
 TEST(CBackend, Conv2dPixelTilesOfSevenWhereARowIsAMultipleOfSeven) {
-  auto row_tiles = [](const Program& p) {
+  auto heights = [](const Program& p) {
     std::multiset<int64_t> rows;
-    for (auto& b : p.blocks)
-      for (size_t k = 0; k < b.loops.size(); ++k)
-        if (int64_t n = 0; b.loops[k].plan.tile && k + 2 < b.loops.size() &&
-                           is_const(b.loops[b.loops.size() - 2].end, &n))
-          rows.insert(n);
+    for (const RowTile& t : row_tiles(p))
+      if (t.size) rows.insert(t.size->first);
     return rows;
   };
   for (const char* name : {"depthwise_conv2d", "matmul"})
-    EXPECT_EQ(
-        row_tiles(plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {})).count(7), 0u)
+    EXPECT_EQ(heights(plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {})).count(7),
+              0u)
         << name;
   Program p = optimize(forward_program(find_op("conv2d"), DType::f32));
   Program planned = plan_cpu(p, {});
-  std::multiset<int64_t> rows = row_tiles(planned);
+  std::multiset<int64_t> rows = heights(planned);
   EXPECT_EQ(rows.count(7), 1u) << print(planned);
   EXPECT_EQ(rows.count(6), 1u) << print(planned);
   std::set<int> partitions;
@@ -804,15 +821,10 @@ TEST(CBackend, RowTilesShrinkOverTheRowsAndColumnsLeftOver) {
   auto tiles = [](const char* name) {
     Program p = plan_cpu(optimize(forward_program(find_op(name), DType::f32)), {});
     std::vector<std::pair<int64_t, int64_t>> sizes;
-    for (auto& b : p.blocks)
-      for (size_t k = 0; k < b.loops.size(); ++k) {
-        if (b.loops[k].plan.tile < 2) continue;  // a row tile: rows, then columns
-        const Loop& r = b.loops[b.loops.size() - 2];
-        int64_t rows = 0, cols = 0;
-        EXPECT_TRUE(r.plan.unroll) << name << "\n" << print(p);
-        if (is_const(r.end, &rows) && is_const(b.loops.back().end, &cols))
-          sizes.push_back({rows, cols});
-      }
+    for (const RowTile& t : row_tiles(p)) {
+      EXPECT_TRUE(t.rows->plan.unroll) << name << "\n" << print(p);
+      if (t.size) sizes.push_back(*t.size);
+    }
     return sizes;
   };
   using Tiles = std::vector<std::pair<int64_t, int64_t>>;
