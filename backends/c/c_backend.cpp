@@ -12,7 +12,6 @@
 #include "backends/c/c_compiler.h"
 #include "backends/c/c_emitter.h"
 #include "backends/codegen/kernel_writer.h"
-#include "backends/codegen/zero_fill.h"
 #include "uops/error.h"
 #include "uops/ir/binding.h"
 #include "uops/passes/packed_variant.h"
@@ -25,22 +24,20 @@ namespace {
 
 using KernelFn = int (*)(void* const*, const int64_t*, const int64_t*, int);
 
-// A compiled program: its function and the tensors whose initial zero shows (the others are
-// allocated uninitialized).
+// A compiled program and its function, which writes the zeros the program starts from itself
+// (cgen::Zeros::by_entry): outputs and temporaries are allocated uninitialized.
 struct Compiled {
   Program p;
   KernelFn fn = nullptr;
-  std::vector<bool> zero;
 };
 
 class CKernel : public Executable {
  public:
-  CKernel(Program p, KernelFn fn, int threads)
-      : plain_(compiled(std::move(p), fn)), threads_(threads) {}
+  CKernel(Program p, KernelFn fn, int threads) : plain_{std::move(p), fn}, threads_(threads) {}
   // With the packed variant (uops/passes/packed_variant.h), run where it pays.
   CKernel(Program p, KernelFn fn, PackedVariant v, KernelFn packed, int threads)
-      : plain_(compiled(std::move(p), fn)),
-        packed_(compiled(std::move(v.program), packed)),
+      : plain_{std::move(p), fn},
+        packed_{std::move(v.program), packed},
         copies_(std::move(v.copies)),
         threads_(threads) {}
 
@@ -67,11 +64,6 @@ class CKernel : public Executable {
   const Program& program() const override { return plain_.p; }
 
  private:
-  static Compiled compiled(Program p, KernelFn fn) {
-    std::vector<bool> zero = codegen::needs_zero_fill(p);
-    return {std::move(p), fn, std::move(zero)};
-  }
-
   void run_compiled(const Compiled& c, const Binding& b, const TensorMap& inputs,
                     TensorMap& outputs) const {
     const Program& p = c.p;
@@ -92,13 +84,11 @@ class CKernel : public Executable {
         dst = &outputs[info.name];
         if (dst->dtype == info.dtype && dst->shape == b.shapes[t] &&
             int64_t(dst->bytes.size()) == dst->numel() * int64_t(dtype_size(info.dtype))) {
-          if (c.zero[t]) std::fill(dst->bytes.begin(), dst->bytes.end(), 0);
           pointers.push_back(dst->bytes.data());
           continue;
         }
       }
-      *dst = c.zero[t] ? Tensor(info.dtype, b.shapes[t])
-                       : Tensor::uninitialized(info.dtype, b.shapes[t]);
+      *dst = Tensor::uninitialized(info.dtype, b.shapes[t]);
       pointers.push_back(dst->bytes.data());
     }
     std::vector<int64_t> values;

@@ -5,6 +5,7 @@
 #include "backends/c/c_compiler.h"
 #include "backends/c/c_team_plan.h"
 #include "backends/codegen/kernel_writer.h"
+#include "backends/codegen/zero_fill.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/passes/packed_variant.h"
 #include "uops/passes/parallel_loops.h"
@@ -208,8 +209,20 @@ std::string block(const Block& b, KernelWriter& w) {
   return nest;
 }
 
+// The zeros `original` starts tensor t from (codegen::needs_zero_fill), written in front of the
+// first block: on the kernel's one team, whose threads wait at the loop's end, else by the caller
+// alone (an `omp for` outside a team runs whole). run() filled them on one thread: conv2d's input
+// gradient, 6.4 MB, was 5% of the kernel at two threads, 2.5% written so.
+std::string zeros(int t, KernelWriter& w) {
+  w.offset(t, {});  // marks t used
+  return "\n  /* the zeros " + w.program().tensors[size_t(t)].name +
+         " starts from */\n#ifdef _OPENMP\n#pragma omp for schedule(static)\n#endif\n"
+         "  for (int64_t i = 0; i < " +
+         w.elements(t) + "; ++i) " + w.names().tensors[size_t(t)] + "[i] = 0;\n";
+}
+
 std::string function(const Program& original, const std::string& entry, const CpuTarget& target,
-                     const codegen::Dialect& dialect, std::set<std::string>& helpers,
+                     const codegen::Dialect& dialect, Zeros zeroes, std::set<std::string>& helpers,
                      std::set<std::string>& math) {
   Program p = plan_cpu(original, target);
   const TeamPlan teams = plan_teams(p, target.worksharing);
@@ -217,6 +230,11 @@ std::string function(const Program& original, const std::string& entry, const Cp
   w.reciprocal_division = target.reassociate;
   w.tile_stream_bytes = target.tile_stream_bytes;
   std::string body;
+  if (zeroes == Zeros::by_entry) {
+    std::vector<bool> zero = codegen::needs_zero_fill(original);
+    for (size_t t = 0; t < zero.size(); ++t)
+      if (zero[t]) body += zeros(int(t), w);
+  }
   bool any_parallel = false;  // a block starts a team (in one team, the entry starts it)
   for (size_t bi = 0; bi < p.blocks.size();) {
     const Block& b = p.blocks[bi];
@@ -332,11 +350,11 @@ std::string function(const Program& original, const std::string& entry, const Cp
 
 std::string emit_c_unit(const std::vector<const Program*>& programs,
                         const std::vector<std::string>& entries, const CpuTarget& target,
-                        const codegen::Dialect& dialect) {
+                        Zeros zeroes, const codegen::Dialect& dialect) {
   std::set<std::string> helpers, math;
   std::string functions;
   for (size_t i = 0; i < programs.size(); ++i)
-    functions += "\n" + function(*programs[i], entries[i], target, dialect, helpers, math);
+    functions += "\n" + function(*programs[i], entries[i], target, dialect, zeroes, helpers, math);
   // SIMD variants of the math functions, in libmvec: the compiler defines UOPS_MVEC and links it
   // (CCompileOptions::vector_math); elsewhere the source means the same without them.
   // tanh's came with glibc 2.35 (x86-64): declared only where the headers, and so the libmvec
@@ -373,8 +391,9 @@ namespace uops {
 std::string emit_c(const Program& p, const CCompileOptions& options) {
   auto variant = options.packed_variant ? packed_variant(p) : std::nullopt;
   const CpuTarget target = cgen::cpu_target(options);
-  if (!variant) return cgen::emit_c_unit({&p}, {"uops_kernel"}, target);
-  return cgen::emit_c_unit({&p, &variant->program}, {"uops_kernel", "uops_kernel_packed"}, target);
+  if (!variant) return cgen::emit_c_unit({&p}, {"uops_kernel"}, target, cgen::Zeros::by_entry);
+  return cgen::emit_c_unit({&p, &variant->program}, {"uops_kernel", "uops_kernel_packed"}, target,
+                           cgen::Zeros::by_entry);
 }
 
 }  // namespace uops

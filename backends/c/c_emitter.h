@@ -22,9 +22,16 @@ namespace uops::cgen {
 // could run is `omp single nowait`, the threads wait where the team plan says, and `threads` is
 // ignored; each thread returns its own error bits. Called outside a team, such a function runs
 // alone, as usual. `dialect` spells it (C's; the tests print another).
+//
+// The outputs and temporaries a program starts from zero (codegen::needs_zero_fill): a whole
+// program's entry writes those zeros itself, in front of its first block and on its team's
+// threads, so its caller zeroes nothing (Zeros::by_entry). The runtime's block kernels
+// (backends/scheduled/c_block_kernels.h), each one block of a larger program, leave them to
+// their caller (Zeros::by_caller): a block's tensors may hold what earlier blocks wrote.
+enum class Zeros { by_entry, by_caller };
 std::string emit_c_unit(const std::vector<const Program*>& programs,
                         const std::vector<std::string>& entries,
-                        const CpuTarget& target = {false, false},
+                        const CpuTarget& target = {false, false}, Zeros zeroes = Zeros::by_entry,
                         const codegen::Dialect& dialect = codegen::c_dialect());
 
 }  // namespace uops::cgen

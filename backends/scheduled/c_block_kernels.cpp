@@ -28,7 +28,7 @@ std::string block_kernels_source(const std::vector<Program>& programs, const Cpu
     }
   std::vector<const Program*> pointers;
   for (const Program& p : singles) pointers.push_back(&p);
-  return emit_c_unit(pointers, entries, target);
+  return emit_c_unit(pointers, entries, target, Zeros::by_caller);
 }
 
 std::vector<std::vector<BlockFn>> compile_block_kernels(const std::vector<Program>& programs,

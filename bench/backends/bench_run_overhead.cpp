@@ -1,9 +1,9 @@
 // Executable::run() against its own kernel (issue 30): the generated C entry point called directly
-// on buffers allocated once ("bare"), run() (validation, fresh outputs, zero fill where the program
-// needs it), and run_into() into outputs reused from call to call, for the issue's workloads at
-// one thread. Between any two timed calls other libraries do similar work, as in the issue's
-// processes: Eigen and oneDNN (where the build found it) over tensors of the workload's sizes,
-// allocated per call as a framework's are, and an OpenBLAS GEMM (where found).
+// on buffers allocated once ("bare"), run() (validation, fresh outputs), and run_into() into
+// outputs reused from call to call, for the issue's workloads at one thread. Between any two timed
+// calls other libraries do similar work, as in the issue's processes: Eigen and oneDNN (where the
+// build found it) over tensors of the workload's sizes, allocated per call as a framework's are,
+// and an OpenBLAS GEMM (where found).
 //
 // One line per workload: the cold compile (an empty UOPS_CACHE_DIR), medians of each call's time,
 // the median over rounds of run/bare and run_into/bare, and the minor page faults per call
@@ -208,7 +208,8 @@ void run_workload(const Workload& w, const Setup& setup) {
   bench::BareKernel bare_kernel(w.program, o, w.inputs, w.params);
   std::filesystem::remove_all(dir);
   unsetenv("UOPS_CACHE_DIR");
-  // What run() allocates per call (outputs and temporaries), and how much of it it zeroes.
+  // What run() allocates per call (outputs and temporaries), and how much of it the kernel
+  // zeroes (bare or not: cgen::Zeros::by_entry).
   std::vector<bool> zero = codegen::needs_zero_fill(bare_kernel.program());
   double alloc_mb = 0, zero_mb = 0;
   for (size_t t = 0; t < zero.size(); ++t) {

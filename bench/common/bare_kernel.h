@@ -1,6 +1,7 @@
 // The kernel Executable::run_into() calls for a program, called directly: compiled from the same
 // source (the kernel cache gives the same object), on the arguments run_into() builds, into
-// outputs and temporaries allocated and zeroed once. What run() is measured against (issue 30:
+// outputs and temporaries allocated once (the kernel writes the zeros its program starts from
+// itself, on every call: cgen::Zeros::by_entry). What run() is measured against (issue 30:
 // run() within 5% of its bare kernel). Where the C backend would run the program's packed variant
 // (uops/passes/packed_variant.h) for these sizes, it is the variant's entry point.
 #pragma once

@@ -57,7 +57,8 @@ const codegen::Dialect& other_c() {
 TEST(BackendRegistry, AThirdDialectPrintsItsOwnSpellings) {
   Program p = optimize(forward_program(find_op("softmax"), DType::f32));
   std::string plain = cgen::emit_c_unit({&p}, {"uops_kernel"});
-  std::string other = cgen::emit_c_unit({&p}, {"uops_kernel"}, {false, false}, other_c());
+  std::string other =
+      cgen::emit_c_unit({&p}, {"uops_kernel"}, {false, false}, cgen::Zeros::by_entry, other_c());
   EXPECT_NE(plain.find(" *restrict "), std::string::npos);
   EXPECT_EQ(other.find(" *restrict "), std::string::npos) << other;
   EXPECT_NE(other.find(" *__restrict "), std::string::npos) << other;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "tests/support/compare.h"
+#include "uops/backends/c/c_backend.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
 #include "uops/uops.h"
@@ -130,6 +132,36 @@ TEST(ZeroFill, AReadOfWhatTheSameIterationStoredNeedsNoZero) {
         l.stmts[1].value = val::load(y, i);
       }
   EXPECT_EQ(zero_fill_of(shifted, {"y"}), std::vector<bool>{true});
+}
+
+// conv2d's input gradient scatters sums into dx, which starts from the program's zero. The C
+// kernel writes those zeros itself, in front of its first block, in a share of its one team (an
+// `omp for` that waits at its end); run() fills nothing. Into an output of NaN, at 1 and 2
+// threads (sizes at which the team starts), every element is the interpreter's.
+TEST(ZeroFill, TheKernelWritesTheZerosItsProgramStartsFrom) {
+  Program p = optimize(gradient(find_op("conv2d").build(DType::f32), {"x"}));
+  ASSERT_EQ(zero_fill_of(p, {"dx"}), std::vector<bool>{true});
+  // No `nowait`: the threads wait for the zeros before the tiles of block 0 add into them.
+  const std::string fill =
+      "/* the zeros dx starts from */\n#ifdef _OPENMP\n#pragma omp for schedule(static)\n#endif\n";
+  CCompileOptions two;
+  two.threads = 2;
+  std::string entry = emit_c(p, two);
+  size_t at = entry.find(fill);
+  ASSERT_NE(at, std::string::npos) << entry;
+  EXPECT_LT(at, entry.find("/* block 0")) << entry;
+
+  ParamMap params = {{"stride", 1}, {"pad", 1}, {"dilation", 1}};
+  TensorMap in = testing::random_inputs(
+      p, {{"x", {8, 8, 8, 32}}, {"w", {32, 3, 3, 32}}, {"dy", {8, 8, 8, 32}}}, 7);
+  TensorMap want = interpret(p, in, params);
+  for (int threads : {1, 2}) {
+    CCompileOptions o;
+    o.threads = threads;
+    TensorMap got = testing::nan_like(want);
+    compile_c(p, o)->run_into(in, got, params);
+    EXPECT_TRUE(testing::same_outputs(want, got, 1e-4)) << threads << "T";
+  }
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 //                   int threads);
 //
 //   tensors  one pointer per program tensor, in tensor-table order (inputs, outputs and
-//            temporaries alike; the caller zero-fills outputs and temporaries, except those
-//            the program writes in full before reading: see backends/codegen/zero_fill.h)
+//            temporaries alike; outputs and temporaries may hold anything: the kernel writes
+//            the zeros the program starts from itself, backends/codegen/zero_fill.h)
 //   sizes    every tensor's axis sizes, concatenated in tensor-table order
 //   params   the parameters' values, in the program's parameter order
 //   threads  OpenMP threads for each parallel loop (ignored when built without OpenMP)
