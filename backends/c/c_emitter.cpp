@@ -209,32 +209,16 @@ std::string block(const Block& b, KernelWriter& w) {
   return nest;
 }
 
-// The zeros `original` starts tensor t from (codegen::needs_zero_fill), written in front of the
-// first block: on the kernel's one team, whose threads wait at the loop's end, else by the caller
-// alone (an `omp for` outside a team runs whole). run() filled them on one thread: conv2d's input
-// gradient, 6.4 MB, was 5% of the kernel at two threads, 2.5% written so.
-std::string zeros(int t, KernelWriter& w) {
-  w.offset(t, {});  // marks t used
-  return "\n  /* the zeros " + w.program().tensors[size_t(t)].name +
-         " starts from */\n#ifdef _OPENMP\n#pragma omp for schedule(static)\n#endif\n"
-         "  for (int64_t i = 0; i < " +
-         w.elements(t) + "; ++i) " + w.names().tensors[size_t(t)] + "[i] = 0;\n";
-}
-
 std::string function(const Program& original, const std::string& entry, const CpuTarget& target,
                      const codegen::Dialect& dialect, Zeros zeroes, std::set<std::string>& helpers,
                      std::set<std::string>& math) {
-  Program p = plan_cpu(original, target);
+  Program p =
+      plan_cpu(zeroes == Zeros::by_entry ? codegen::with_own_zeros(original) : original, target);
   const TeamPlan teams = plan_teams(p, target.worksharing);
   KernelWriter w(p, dialect);
   w.reciprocal_division = target.reassociate;
   w.tile_stream_bytes = target.tile_stream_bytes;
   std::string body;
-  if (zeroes == Zeros::by_entry) {
-    std::vector<bool> zero = codegen::needs_zero_fill(original);
-    for (size_t t = 0; t < zero.size(); ++t)
-      if (zero[t]) body += zeros(int(t), w);
-  }
   bool any_parallel = false;  // a block starts a team (in one team, the entry starts it)
   for (size_t bi = 0; bi < p.blocks.size();) {
     const Block& b = p.blocks[bi];

@@ -85,4 +85,43 @@ std::vector<bool> needs_zero_fill(const Program& p) {
   return zero;
 }
 
+Program with_own_zeros(Program p) {
+  std::vector<bool> zero = needs_zero_fill(p);
+  auto fill = [&](size_t t) {  // t[i0, i1, ...] = 0 over t's axes
+    Block b;
+    b.origin = "zeros of " + p.tensors[t].name;
+    Stmt s;
+    s.tensor = int(t);
+    s.checked = false;
+    s.value = val::constant(0.0);
+    for (const Index& size : p.tensors[t].shape) {
+      b.loops.emplace_back();
+      b.loops.back().var = p.num_vars++;
+      b.loops.back().start = idx::constant(0);
+      b.loops.back().end = size;
+      s.index.push_back(idx::var(b.loops.back().var));
+    }
+    if (b.loops.empty()) {  // a scalar: one iteration
+      b.loops.emplace_back();
+      b.loops[0].var = p.num_vars++;
+      b.loops[0].start = idx::constant(0);
+      b.loops[0].end = idx::constant(1);
+    }
+    b.loops.back().stmts.push_back(std::move(s));
+    zero[t] = false;
+    return b;
+  };
+  std::vector<Block> blocks;
+  for (Block& b : p.blocks) {
+    TensorSets sets = tensor_sets(b, int(zero.size()));
+    for (size_t t = 0; t < zero.size(); ++t)
+      if (zero[t] && (sets.reads[t] || sets.writes[t])) blocks.push_back(fill(t));
+    blocks.push_back(std::move(b));
+  }
+  for (size_t t = 0; t < zero.size(); ++t)  // an output no block touches
+    if (zero[t]) blocks.push_back(fill(t));
+  p.blocks = std::move(blocks);
+  return p;
+}
+
 }  // namespace uops::codegen

@@ -14,4 +14,13 @@ namespace uops::codegen {
 // Per tensor id; inputs are false.
 std::vector<bool> needs_zero_fill(const Program& p);
 
+// `p` with the zeros it starts from written by blocks of its own, one per tensor needs_zero_fill
+// names (`t[i0, i1, ...] = 0` over t's axes: ir::fills_whole), right in front of the first block
+// that touches it (last where none does), so that a backend plans them as it plans any block
+// and needs_zero_fill then names nothing. The C kernel's entry writes its zeros so
+// (c_emitter.h): on its threads, in the row-local runs and behind the waits that form around
+// them as around any block, and only where no tile that starts from zero stores
+// (fill_trimming.h).
+Program with_own_zeros(Program p);
+
 }  // namespace uops::codegen

@@ -6,6 +6,8 @@
 
 #include "tests/support/compare.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/ir/binding.h"
+#include "uops/ir/printer.h"
 #include "uops/ops/registry.h"
 #include "uops/passes/pipeline.h"
 #include "uops/uops.h"
@@ -134,33 +136,68 @@ TEST(ZeroFill, AReadOfWhatTheSameIterationStoredNeedsNoZero) {
   EXPECT_EQ(zero_fill_of(shifted, {"y"}), std::vector<bool>{true});
 }
 
-// conv2d's input gradient scatters sums into dx, which starts from the program's zero. The C
-// kernel writes those zeros itself, in front of its first block, in a share of its one team (an
-// `omp for` that waits at its end); run() fills nothing. Into an output of NaN, at 1 and 2
-// threads (sizes at which the team starts), every element is the interpreter's.
+// conv2d's input gradient scatters sums into dx, and matmul's accumulates db = a^T dc over a's
+// rows: both start from the program's zero, which no block of theirs writes. The C kernel's entry
+// writes those zeros itself, as blocks in front of the first (with_own_zeros), which the planner
+// runs on the kernel's team like any block (the threads wait before dx's tiles add into them)
+// and trims around tiles that start from zero (fill_trimming.h: of db's 512 x 512 zeros, the 2
+// rows its tiles of 6 leave over, the rest only where its tiles do not run); run() fills nothing.
+// Into outputs of NaN, at 1 and 2 threads (sizes at which the team starts), every element is
+// the interpreter's.
 TEST(ZeroFill, TheKernelWritesTheZerosItsProgramStartsFrom) {
-  Program p = optimize(gradient(find_op("conv2d").build(DType::f32), {"x"}));
-  ASSERT_EQ(zero_fill_of(p, {"dx"}), std::vector<bool>{true});
-  // No `nowait`: the threads wait for the zeros before the tiles of block 0 add into them.
-  const std::string fill =
-      "/* the zeros dx starts from */\n#ifdef _OPENMP\n#pragma omp for schedule(static)\n#endif\n";
+  Program dx = optimize(gradient(find_op("conv2d").build(DType::f32), {"x"}));
+  Program db = optimize(gradient(find_op("matmul").build(DType::f32), {"b"}));
+  ASSERT_EQ(zero_fill_of(dx, {"dx"}), std::vector<bool>{true});
+  ASSERT_EQ(zero_fill_of(db, {"db"}), std::vector<bool>{true});
+  for (const Program* p : {&dx, &db})
+    EXPECT_EQ(codegen::needs_zero_fill(codegen::with_own_zeros(*p)),
+              std::vector<bool>(p->tensors.size(), false));
   CCompileOptions two;
   two.threads = 2;
-  std::string entry = emit_c(p, two);
-  size_t at = entry.find(fill);
-  ASSERT_NE(at, std::string::npos) << entry;
-  EXPECT_LT(at, entry.find("/* block 0")) << entry;
+  const std::string source = emit_c(dx, two);
+  size_t zeros = source.find("/* block 0: zeros of dx */"), tiles = source.find("/* block 1:");
+  ASSERT_NE(zeros, std::string::npos) << source;
+  EXPECT_NE(source.find("#pragma omp barrier", zeros), std::string::npos) << source;
+  EXPECT_LT(source.find("#pragma omp barrier", zeros), tiles) << source;
 
-  ParamMap params = {{"stride", 1}, {"pad", 1}, {"dilation", 1}};
-  TensorMap in = testing::random_inputs(
-      p, {{"x", {8, 8, 8, 32}}, {"w", {32, 3, 3, 32}}, {"dy", {8, 8, 8, 32}}}, 7);
-  TensorMap want = interpret(p, in, params);
-  for (int threads : {1, 2}) {
-    CCompileOptions o;
-    o.threads = threads;
-    TensorMap got = testing::nan_like(want);
-    compile_c(p, o)->run_into(in, got, params);
-    EXPECT_TRUE(testing::same_outputs(want, got, 1e-4)) << threads << "T";
+  // db's zeros at 512 x 512: what the pieces fill_trimming leaves write where the tiles run.
+  Program planned = plan_cpu(codegen::with_own_zeros(db), {});
+  TensorMap big =
+      testing::random_inputs(db, {{"a", {512, 512}}, {"b", {512, 512}}, {"dc", {512, 512}}}, 3);
+  Binding bound = bind(planned, big, {});
+  IndexEnv env = bound.env();
+  int64_t written = 0, pieces = 0;
+  for (const Block& b : planned.blocks) {
+    if (b.origin != "zeros of db") continue;
+    ++pieces;
+    if (b.loops[0].plan.fill_unless) continue;
+    int64_t n = 1;
+    for (const Loop& l : b.loops)
+      n *= std::max<int64_t>(evaluate(l.end, env) - evaluate(l.start, env), 0);
+    written += n;
+  }
+  EXPECT_GT(pieces, 1) << print(planned);
+  EXPECT_EQ(written, 2 * 512) << print(planned);
+
+  struct Case {
+    const Program* p;
+    std::map<std::string, std::vector<int64_t>> shapes;
+    ParamMap params;
+  };
+  for (const Case& c : {Case{&dx,
+                             {{"x", {8, 8, 8, 32}}, {"w", {32, 3, 3, 32}}, {"dy", {8, 8, 8, 32}}},
+                             {{"stride", 1}, {"pad", 1}, {"dilation", 1}}},
+                        Case{&db, {{"a", {67, 100}}, {"b", {100, 70}}, {"dc", {67, 70}}}, {}}}) {
+    TensorMap in = testing::random_inputs(*c.p, c.shapes, 7);
+    TensorMap want = interpret(*c.p, in, c.params);
+    for (int threads : {1, 2}) {
+      CCompileOptions o;
+      o.threads = threads;
+      TensorMap got = testing::nan_like(want);
+      compile_c(*c.p, o)->run_into(in, got, c.params);
+      EXPECT_TRUE(testing::same_outputs(want, got, 1e-4))
+          << c.p->blocks[0].origin << " " << threads << "T";
+    }
   }
 }
 

@@ -29,7 +29,7 @@
 //
 // The box keeps its old values under the IR's meaning and gets the constant only from the tile's
 // plan, so this runs after every other decision, on a program only the C printer reads;
-// needs_zero_fill reads the program before planning, and the kernel still fills nothing. Depthwise
+// needs_zero_fill reads the program before planning, so nothing fills the box again. Depthwise
 // conv2d and the pools wrote their output twice per run (a fill that went out to memory, then the
 // tiles).
 #pragma once
