@@ -201,5 +201,30 @@ TEST(ZeroFill, TheKernelWritesTheZerosItsProgramStartsFrom) {
   }
 }
 
+// The zeros of a scalar (a block of one iteration), and of an output no block touches (a block
+// after the last): into outputs of NaN, the C kernel gives the sum and zeros.
+TEST(ZeroFill, TheKernelZeroesAScalarAndAnOutputNothingWrites) {
+  Graph g;
+  g.output("y", g.reduce(ReduceOp::sum, {0}, g.input("x", 1, DType::f32)));
+  Program p = lower(g);
+  for (Loop& l : p.blocks[0].loops)
+    for (Stmt& s : l.stmts)
+      if (s.tensor == p.find_tensor("y")) s.kind = StmtKind::accumulate;
+  p.tensors.push_back({"untouched", DType::f32, {idx::constant(3)}, Role::output});
+  ASSERT_EQ(zero_fill_of(p, {"y", "untouched"}), (std::vector<bool>{true, true}));
+  Program own = codegen::with_own_zeros(p);
+  ASSERT_EQ(own.blocks.size(), 3u) << print(own);
+  EXPECT_EQ(own.blocks[0].origin, "zeros of y");
+  EXPECT_EQ(own.blocks[2].origin, "zeros of untouched");
+  EXPECT_EQ(codegen::needs_zero_fill(own), std::vector<bool>(p.tensors.size(), false));
+
+  Tensor x(DType::f32, {4});
+  for (int64_t i = 0; i < 4; ++i) x.set(i, double(i) + 1.0);
+  TensorMap out = testing::nan_like(interpret(p, {{"x", x}}));
+  compile_c(p, {})->run_into({{"x", x}}, out);
+  EXPECT_EQ(out.at("y").get(0), 10.0);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(out.at("untouched").get(i), 0.0);
+}
+
 }  // namespace
 }  // namespace uops
