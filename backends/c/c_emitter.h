@@ -24,10 +24,11 @@ namespace uops::cgen {
 // alone, as usual. `dialect` spells it (C's; the tests print another).
 //
 // The outputs and temporaries a program starts from zero (codegen::needs_zero_fill): a whole
-// program's entry writes those zeros itself, as blocks planned in front of its first one
-// (codegen::with_own_zeros), so its caller zeroes nothing (Zeros::by_entry). The runtime's block
-// kernels (backends/scheduled/c_block_kernels.h), each one block of a larger program, leave them to
-// their caller (Zeros::by_caller): a block's tensors may hold what earlier blocks wrote.
+// program's entry writes those zeros itself, as blocks planned in front of the first block that
+// touches each tensor (codegen::with_own_zeros), so its caller zeroes nothing (Zeros::by_entry).
+// The runtime's block kernels (backends/scheduled/c_block_kernels.h), each one block of a larger
+// program, leave them to their caller (Zeros::by_caller): a block's tensors may hold what earlier
+// blocks wrote.
 enum class Zeros { by_entry, by_caller };
 std::string emit_c_unit(const std::vector<const Program*>& programs,
                         const std::vector<std::string>& entries,

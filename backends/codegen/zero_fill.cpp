@@ -94,18 +94,14 @@ Program with_own_zeros(Program p) {
     s.tensor = int(t);
     s.checked = false;
     s.value = val::constant(0.0);
-    for (const Index& size : p.tensors[t].shape) {
+    std::vector<Index> extents = p.tensors[t].shape;
+    if (extents.empty()) extents = {idx::constant(1)};  // a scalar: one iteration, no index
+    for (const Index& size : extents) {
       b.loops.emplace_back();
       b.loops.back().var = p.num_vars++;
       b.loops.back().start = idx::constant(0);
       b.loops.back().end = size;
-      s.index.push_back(idx::var(b.loops.back().var));
-    }
-    if (b.loops.empty()) {  // a scalar: one iteration
-      b.loops.emplace_back();
-      b.loops[0].var = p.num_vars++;
-      b.loops[0].start = idx::constant(0);
-      b.loops[0].end = idx::constant(1);
+      if (!p.tensors[t].shape.empty()) s.index.push_back(idx::var(b.loops.back().var));
     }
     b.loops.back().stmts.push_back(std::move(s));
     zero[t] = false;

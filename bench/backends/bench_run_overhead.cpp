@@ -208,8 +208,9 @@ void run_workload(const Workload& w, const Setup& setup) {
   bench::BareKernel bare_kernel(w.program, o, w.inputs, w.params);
   std::filesystem::remove_all(dir);
   unsetenv("UOPS_CACHE_DIR");
-  // What run() allocates per call (outputs and temporaries), and how much of it the kernel
-  // zeroes (bare or not: cgen::Zeros::by_entry).
+  // What run() allocates per call (outputs and temporaries), and how much of it starts from
+  // zero (the kernel writes those zeros, bare or not, less what tiles that start from zero
+  // store: cgen::Zeros::by_entry).
   std::vector<bool> zero = codegen::needs_zero_fill(bare_kernel.program());
   double alloc_mb = 0, zero_mb = 0;
   for (size_t t = 0; t < zero.size(); ++t) {

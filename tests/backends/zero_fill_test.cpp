@@ -138,10 +138,10 @@ TEST(ZeroFill, AReadOfWhatTheSameIterationStoredNeedsNoZero) {
 
 // conv2d's input gradient scatters sums into dx, and matmul's accumulates db = a^T dc over a's
 // rows: both start from the program's zero, which no block of theirs writes. The C kernel's entry
-// writes those zeros itself, as blocks in front of the first (with_own_zeros), which the planner
-// runs on the kernel's team like any block (the threads wait before dx's tiles add into them)
-// and trims around tiles that start from zero (fill_trimming.h: of db's 512 x 512 zeros, the 2
-// rows its tiles of 6 leave over, the rest only where its tiles do not run); run() fills nothing.
+// writes those zeros itself, as blocks in front of their first toucher (with_own_zeros), which the
+// planner runs on the kernel's team like any block (the threads wait before dx's tiles add into
+// them) and trims around tiles that start from zero (fill_trimming.h: of db's 512 x 512 zeros, the
+// 2 rows its tiles of 6 leave over, the rest only where its tiles do not run); run() fills nothing.
 // Into outputs of NaN, at 1 and 2 threads (sizes at which the team starts), every element is
 // the interpreter's.
 TEST(ZeroFill, TheKernelWritesTheZerosItsProgramStartsFrom) {
