@@ -297,34 +297,40 @@ void pack_for_order(Program& p, size_t bi, int t) {
   p.blocks.insert(p.blocks.begin() + long(bi), std::move(fill));
 }
 
-// A block whose statements all sit in its innermost loop, write two or more tensors and read
-// none of them (an accumulation's read of its own element aside) computes each tensor on its
-// own: it splits into one block per written tensor, each with its statements in their order
-// (the later ones on new loop variables), when some part can then be reordered, which the whole
-// cannot (a matmul gradient's da and db, fused because they share their loops and loads).
+// A block that owns no carried scalars and writes two or more tensors, reading none of them (an
+// accumulation's read of its own element aside), computes each tensor on its own: it splits into
+// one block per written tensor, each with its statements in their order and the loops down to
+// the innermost that holds one (the later parts on new loop variables), when some part can then
+// be reordered, which the whole cannot (a matmul gradient's da and db, fused because they share
+// their loops and loads), or when every tensor its innermost loop touches is re-read across some
+// loop (conv2d's dx and dw, linear's dx and dw beside db): each of those parts is then a
+// contraction, which the C plan's tilings block in registers only on its own.
 std::vector<Block> split_independent(Program& p, const Block& b, int reuse) {
-  for (size_t k = 0; k < b.loops.size(); ++k)
-    if (!b.loops[k].carried.empty() || (k + 1 < b.loops.size() && !b.loops[k].stmts.empty()))
-      return {};
   std::vector<int> written;
-  for (auto& s : b.loops.back().stmts) {
-    if (s.kind == StmtKind::reduce) return {};
-    if (!std::count(written.begin(), written.end(), s.tensor)) written.push_back(s.tensor);
+  for (auto& l : b.loops) {
+    if (!l.carried.empty()) return {};
+    for (auto& s : l.stmts)
+      if (!std::count(written.begin(), written.end(), s.tensor)) written.push_back(s.tensor);
   }
   if (written.size() < 2) return {};
-  for (auto& a : block_accesses(b))
+  bool splits = true;
+  for (auto& a : block_accesses(b)) {
     if (!a.write && std::count(written.begin(), written.end(), a.tensor)) return {};
+    splits &= a.loop + 1 < int(b.loops.size()) ||
+              std::any_of(b.loops.begin(), b.loops.end(),
+                          [&](const Loop& l) { return !uses_var(a.index, l.var); });
+  }
   std::vector<Block> parts;
-  bool reorders = false;
   for (int t : written) {
     Block part = b;
-    std::erase_if(part.loops.back().stmts, [&](const Stmt& s) { return s.tensor != t; });
+    for (auto& l : part.loops) std::erase_if(l.stmts, [&](const Stmt& s) { return s.tensor != t; });
+    while (part.loops.back().stmts.empty()) part.loops.pop_back();
     if (!parts.empty()) fresh_vars(p, part);
     std::vector<int> pack;
-    reorders |= better_order(p, part, &pack, reuse).has_value();
+    splits |= better_order(p, part, &pack, reuse).has_value();
     parts.push_back(std::move(part));
   }
-  return reorders ? parts : std::vector<Block>{};
+  return splits ? parts : std::vector<Block>{};
 }
 
 // A block accumulating one sum into y, zero on entry and touched by nothing else, whose

@@ -109,6 +109,56 @@ TEST(OpTargets, MatmulGradientSplitsIntoTwoContractions) {
   for (auto& [name, t] : want) EXPECT_EQ(t.bytes, got.at(name).bytes) << name;
 }
 
+// The blocks of `p` that write tensor `name`.
+std::vector<const Block*> writers(const Program& p, const std::string& name) {
+  std::vector<const Block*> out;
+  for (auto& b : p.blocks)
+    if (tensor_sets(b, int(p.tensors.size())).writes[size_t(p.find_tensor(name))])
+      out.push_back(&b);
+  return out;
+}
+
+// conv2d's gradient fuses dx and dw into one block (they share loops and loads), and linear's dx,
+// dw and db: no tiling takes such a block. Each sum whose innermost loop re-reads every operand
+// across some loop is a contraction, which the C plan blocks in registers only on its own; so
+// each tensor is computed by a block of its own, and the plan keeps dx and dw in register tiles.
+// Bit for bit. layernorm's gradient sums dgamma, dbeta and a row's sum in one pass over dy and x,
+// which it reads once per iteration: that block stays whole.
+TEST(OpTargets, GradientsSplitIntoTiledContractions) {
+  struct Case {
+    const char* op;
+    std::map<std::string, std::vector<int64_t>> shapes;
+    ParamMap params;
+  };
+  for (const Case& c : {Case{"conv2d",
+                             {{"x", {2, 5, 6, 3}}, {"w", {4, 3, 3, 3}}, {"dy", {2, 5, 6, 4}}},
+                             {{"stride", 1}, {"pad", 1}, {"dilation", 1}}},
+                        Case{"linear", {{"x", {3, 5}}, {"w", {4, 5}}, {"dy", {3, 4}}}, {}}}) {
+    Program p = gradient_program(find_op(c.op), DType::f64), q = optimize(p, {true});
+    Program planned = plan_cpu(q, CpuTarget{});
+    for (const char* name : {"dx", "dw"}) {
+      bool tiled = false;
+      for (const Block* b : writers(planned, name))
+        for (auto& l : b->loops) tiled |= l.plan.tile > 0;
+      EXPECT_TRUE(tiled) << c.op << ": " << name << " is in no register tile\n" << print(planned);
+    }
+    for (const Block* b : writers(planned, "dx"))
+      for (const Block* d : writers(planned, "dw")) EXPECT_NE(b, d) << print(q);
+    TensorMap in;
+    for (auto& [name, shape] : c.shapes) {
+      Tensor t(DType::f64, shape);
+      for (int64_t i = 0; i < t.numel(); ++i) t.set(i, 0.1 * double((i * 7919) % 23) - 1.1);
+      in[name] = t;
+    }
+    TensorMap want = interpret(p, in, c.params), got = interpret(q, in, c.params);
+    for (auto& [name, t] : want) EXPECT_EQ(t.bytes, got.at(name).bytes) << c.op << ": " << name;
+  }
+  Program layernorm = optimize(gradient_program(find_op("layernorm"), DType::f32));
+  auto dgamma = writers(layernorm, "dgamma"), dbeta = writers(layernorm, "dbeta");
+  ASSERT_EQ(dgamma.size(), 1u);
+  EXPECT_EQ(dgamma, dbeta) << print(layernorm);
+}
+
 // conv2d's OHWI weights are copied to [kh][kw][ic][oc] so that the output channels, innermost,
 // read them with stride 1 and the tiling passes can block it like a matmul.
 TEST(OpTargets, Conv2dPacksItsWeights) {

@@ -16,7 +16,11 @@
 //
 // A block whose statements all sit in its innermost loop, write several tensors and read none of
 // them computes each written tensor on its own: it splits into one block per tensor when a part
-// can then be reordered (a matmul gradient's da and db, which fusion joined).
+// can then be reordered (a matmul gradient's da and db, which fusion joined), or when no tensor
+// is read once per iteration, each part then a contraction: conv2d's dx and dw, which no tiling
+// took together (its whole gradient at 8 x 56 x 56 x 64 ran 124 ms at one thread, 26 split). A
+// block that streams an operand (layernorm's gradient sums dgamma, dbeta and a row's sum in one
+// pass over dy and x) stays whole: splitting it would read that operand once per part.
 //
 // Then, in a block whose statements all sit in the innermost loop and own no carried scalars,
 // the loops are reordered so that the innermost one stores with stride 1 (matmul: i, k, j),
