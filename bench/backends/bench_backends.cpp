@@ -141,6 +141,14 @@ std::function<void()> dnnl_chain(std::vector<Dnnl> steps) {
     s.wait();
   };
 }
+
+// oneDNN's matmul dst = src * wei; a memory of Tag::ba reads a row-major matrix as its transpose,
+// so transposes are strides, not copies.
+Dnnl dnnl_matmul(memory src, memory wei, memory dst) {
+  dnnl::matmul::primitive_desc pd({src.get_desc(), wei.get_desc(), dst.get_desc()}, Dnnl::engine());
+  return {std::make_shared<dnnl::matmul>(pd),
+          {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}}};
+}
 #endif
 
 // max((x * y + x - y)^2, x) over a tensor of `shape`; Eigen runs it over the same elements
@@ -364,23 +372,90 @@ Workload matmul_grad() {
 #endif
 #ifdef UOPS_BENCH_ONEDNN
   {
-    // The same two GEMMs, into buffers of its own for the check (issue 30); Tag::ba reads a
-    // row-major matrix as its transpose, so the transposes are strides, not copies.
+    // The same two GEMMs, into buffers of its own for the check (issue 30).
     auto da1 = std::make_shared<RowMatrix>(n, n), db1 = std::make_shared<RowMatrix>(n, n);
-    auto mm = [](memory src, memory wei, memory dst) {
-      dnnl::matmul::primitive_desc pd({src.get_desc(), wei.get_desc(), dst.get_desc()},
-                                      Dnnl::engine());
-      return Dnnl{std::make_shared<dnnl::matmul>(pd),
-                  {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}}};
-    };
     auto in = [](const float* p, int64_t n, Tag t) {
       return dnnl_memory({n, n}, t, const_cast<float*>(p));
     };
     w.peers.emplace_back(
         "oneDNN",
-        dnnl_chain({mm(in(gp, n, Tag::ab), in(bp, n, Tag::ba), in(da1->data(), n, Tag::ab)),
-                    mm(in(ap, n, Tag::ba), in(gp, n, Tag::ab), in(db1->data(), n, Tag::ab))}));
+        dnnl_chain(
+            {dnnl_matmul(in(gp, n, Tag::ab), in(bp, n, Tag::ba), in(da1->data(), n, Tag::ab)),
+             dnnl_matmul(in(ap, n, Tag::ba), in(gp, n, Tag::ab), in(db1->data(), n, Tag::ab))}));
     w.checks.push_back({"oneDNN", "da", [da1] { return da1->data(); }});
+    w.checks.push_back({"oneDNN", "db", [db1] { return db1->data(); }});
+  }
+#endif
+  return w;
+}
+
+// linear's whole gradient at the linear workload's shape: dx = dy * w and dw = dy^T * x, two
+// GEMMs for the peers, and db, dy's column sums (OpenBLAS: dy^T times a vector of ones, oneDNN:
+// a reduction).
+Workload linear_grad() {
+  Workload w;
+  w.program = optimize(gradient_program(find_op("linear"), DType::f32));
+  const int64_t batch = 64, in = 1024, out = 1024;
+  w.inputs = {{"x", random_tensor({batch, in}, 30)},
+              {"w", random_tensor({out, in}, 31)},
+              {"dy", random_tensor({batch, out}, 32)}};
+  auto dx = std::make_shared<RowMatrix>(batch, in), dw = std::make_shared<RowMatrix>(out, in);
+  auto db = std::make_shared<Eigen::RowVectorXf>(out);
+  const float* xp = w.inputs["x"].data<float>();
+  const float* wp = w.inputs["w"].data<float>();
+  const float* gp = w.inputs["dy"].data<float>();
+  w.eigen = [=] {
+    dx->noalias() = ConstMap(gp, batch, out) * ConstMap(wp, out, in);
+    dw->noalias() = ConstMap(gp, batch, out).transpose() * ConstMap(xp, batch, in);
+    *db = ConstMap(gp, batch, out).colwise().sum();
+    benchmark::DoNotOptimize(dx->data());
+    benchmark::DoNotOptimize(dw->data());
+    benchmark::DoNotOptimize(db->data());
+  };
+  for (const char* peer : {"Eigen", "OpenBLAS"}) {
+    w.checks.push_back({peer, "dx", [dx] { return dx->data(); }});
+    w.checks.push_back({peer, "dw", [dw] { return dw->data(); }});
+    w.checks.push_back({peer, "db", [db] { return db->data(); }});
+  }
+#ifdef UOPS_BENCH_OPENBLAS
+  auto ones = std::make_shared<std::vector<float>>(batch, 1.0f);
+  w.peers.emplace_back("OpenBLAS", [=] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, in, out, 1.0f, gp, out, wp, in,
+                0.0f, dx->data(), in);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, batch, 1.0f, gp, out, xp, in,
+                0.0f, dw->data(), in);
+    cblas_sgemv(CblasRowMajor, CblasTrans, batch, out, 1.0f, gp, out, ones->data(), 1, 0.0f,
+                db->data(), 1);
+    benchmark::DoNotOptimize(dx->data());
+    benchmark::DoNotOptimize(dw->data());
+    benchmark::DoNotOptimize(db->data());
+  });
+#endif
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    // The two GEMMs as matmuls (dy read transposed through its strides) and db as a reduction,
+    // into buffers of its own for the check.
+    auto dx1 = std::make_shared<RowMatrix>(batch, in), dw1 = std::make_shared<RowMatrix>(out, in);
+    auto db1 = std::make_shared<std::vector<float>>(out);
+    auto dy = [&](Tag t) {
+      return dnnl_memory(t == Tag::ab ? memory::dims{batch, out} : memory::dims{out, batch}, t,
+                         const_cast<float*>(gp));
+    };
+    auto dbm = dnnl_memory({1, out}, Tag::ab, db1->data());
+    dnnl::reduction::primitive_desc sum(
+        {dnnl::algorithm::reduction_sum, dy(Tag::ab).get_desc(), dbm.get_desc(), 0.0f, 0.0f},
+        Dnnl::engine());
+    w.peers.emplace_back(
+        "oneDNN",
+        dnnl_chain(
+            {dnnl_matmul(dy(Tag::ab), dnnl_memory({out, in}, Tag::ab, const_cast<float*>(wp)),
+                         dnnl_memory({batch, in}, Tag::ab, dx1->data())),
+             dnnl_matmul(dy(Tag::ba), dnnl_memory({batch, in}, Tag::ab, const_cast<float*>(xp)),
+                         dnnl_memory({out, in}, Tag::ab, dw1->data())),
+             {std::make_shared<dnnl::reduction>(sum),
+              {{DNNL_ARG_SRC, dy(Tag::ab)}, {DNNL_ARG_DST, dbm}}}}));
+    w.checks.push_back({"oneDNN", "dx", [dx1] { return dx1->data(); }});
+    w.checks.push_back({"oneDNN", "dw", [dw1] { return dw1->data(); }});
     w.checks.push_back({"oneDNN", "db", [db1] { return db1->data(); }});
   }
 #endif
@@ -641,80 +716,101 @@ dnnl::convolution_forward::primitive_desc conv_hint(const memory::desc& src,
 
 constexpr int64_t kConvN = 8, kConvH = 56, kConvW = 56, kConvC = 64, kConvO = 64, kConvK = 3;
 
-// dx of conv2d from dy and w: oneDNN's convolution_backward_data, its weights reordered once to
-// the layout it prefers (as for the forward workload).
-Workload conv2d_bwd_data() {
+#ifdef UOPS_BENCH_ONEDNN
+// oneDNN's convolution_backward_data of the conv workloads' inputs into dx, its weights
+// reordered once (untimed) to the layout it prefers, as for the forward workload.
+Dnnl conv_bwd_data(TensorMap& in, float* dx) {
+  const int64_t N = kConvN, H = kConvH, W = kConvW, C = kConvC, O = kConvO, K = kConvK;
+  auto user_w = dnnl_memory({O, C, K, K}, Tag::ohwi, in["w"].data<float>());
+  auto dy = dnnl_memory({N, O, H, W}, Tag::nhwc, in["dy"].data<float>());
+  auto diff_src = dnnl_memory({N, C, H, W}, Tag::nhwc, dx);
+  memory::desc any_w({O, C, K, K}, memory::data_type::f32, Tag::any);
+  auto hint = conv_hint(diff_src.get_desc(), any_w, dy.get_desc(), K);
+  dnnl::convolution_backward_data::primitive_desc pd({dnnl::algorithm::convolution_direct,
+                                                      diff_src.get_desc(),
+                                                      any_w,
+                                                      dy.get_desc(),
+                                                      {1, 1},
+                                                      {K / 2, K / 2},
+                                                      {K / 2, K / 2}},
+                                                     Dnnl::engine(), hint);
+  auto weights = dnnl_reordered(user_w, pd.weights_desc());
+  return {std::make_shared<dnnl::convolution_backward_data>(pd),
+          {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DIFF_SRC, diff_src}}};
+}
+
+// oneDNN's convolution_backward_weights of the conv workloads' inputs into the weights layout
+// it prefers, and the check's reader of them, which reorders them to uops' OHWI (untimed).
+std::pair<Dnnl, std::function<const float*()>> conv_bwd_weights(TensorMap& in) {
+  const int64_t N = kConvN, H = kConvH, W = kConvW, C = kConvC, O = kConvO, K = kConvK;
+  auto src = dnnl_memory({N, C, H, W}, Tag::nhwc, in["x"].data<float>());
+  auto dy = dnnl_memory({N, O, H, W}, Tag::nhwc, in["dy"].data<float>());
+  memory::desc any_w({O, C, K, K}, memory::data_type::f32, Tag::any);
+  auto hint = conv_hint(src.get_desc(), any_w, dy.get_desc(), K);
+  dnnl::convolution_backward_weights::primitive_desc pd({dnnl::algorithm::convolution_direct,
+                                                         src.get_desc(),
+                                                         any_w,
+                                                         dy.get_desc(),
+                                                         {1, 1},
+                                                         {K / 2, K / 2},
+                                                         {K / 2, K / 2}},
+                                                        Dnnl::engine(), hint);
+  memory dw(pd.diff_weights_desc(), Dnnl::engine());
+  auto ohwi = std::make_shared<std::vector<float>>(O * K * K * C);
+  return {{std::make_shared<dnnl::convolution_backward_weights>(pd),
+           {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_WEIGHTS, dw}}},
+          [=]() -> const float* {
+            dnnl_reorder(dw, dnnl_memory({O, C, K, K}, Tag::ohwi, ohwi->data()));
+            return ohwi->data();
+          }};
+}
+#endif
+
+// conv2d's gradient with respect to `wrt` (x, w or both) from random x, w and dy (seeded by
+// `seed`), at the conv2d workload's shape and parameters.
+Workload conv2d_grad_of(const std::vector<std::string>& wrt, uint64_t seed) {
   const int64_t N = kConvN, H = kConvH, W = kConvW, C = kConvC, O = kConvO, K = kConvK;
   Workload w;
-  w.program = gradient_wrt("conv2d", {"x"});
-  w.inputs = {{"x", random_tensor({N, H, W, C}, 20)},
-              {"w", random_tensor({O, K, K, C}, 21)},
-              {"dy", random_tensor({N, H, W, O}, 22)}};
+  w.program = gradient_wrt("conv2d", wrt);
+  w.inputs = {{"x", random_tensor({N, H, W, C}, seed)},
+              {"w", random_tensor({O, K, K, C}, seed + 1)},
+              {"dy", random_tensor({N, H, W, O}, seed + 2)}};
   w.params = {{"stride", 1}, {"pad", 1}, {"dilation", 1}};
-  w.output_bytes = N * H * W * C * 4;
+  const bool dx = std::count(wrt.begin(), wrt.end(), "x"),
+             dw = std::count(wrt.begin(), wrt.end(), "w");
+  w.output_bytes = (dx ? N * H * W * C * 4 : 0) + (dw ? O * K * K * C * 4 : 0);
 #ifdef UOPS_BENCH_ONEDNN
-  {
-    auto dx = std::make_shared<std::vector<float>>(N * H * W * C);
-    auto user_w = dnnl_memory({O, C, K, K}, Tag::ohwi, w.inputs["w"].data<float>());
-    auto dy = dnnl_memory({N, O, H, W}, Tag::nhwc, w.inputs["dy"].data<float>());
-    auto diff_src = dnnl_memory({N, C, H, W}, Tag::nhwc, dx->data());
-    memory::desc any_w({O, C, K, K}, memory::data_type::f32, Tag::any);
-    auto hint = conv_hint(diff_src.get_desc(), any_w, dy.get_desc(), K);
-    dnnl::convolution_backward_data::primitive_desc pd({dnnl::algorithm::convolution_direct,
-                                                        diff_src.get_desc(),
-                                                        any_w,
-                                                        dy.get_desc(),
-                                                        {1, 1},
-                                                        {K / 2, K / 2},
-                                                        {K / 2, K / 2}},
-                                                       Dnnl::engine(), hint);
-    auto weights = dnnl_reordered(user_w, pd.weights_desc());
-    Dnnl d{std::make_shared<dnnl::convolution_backward_data>(pd),
-           {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DIFF_SRC, diff_src}}};
-    w.peers.emplace_back("oneDNN", d.runner());
-    w.checks.push_back({"oneDNN", "dx", [dx] { return dx->data(); }});
+  std::vector<Dnnl> steps;
+  if (dx) {
+    auto buffer = std::make_shared<std::vector<float>>(N * H * W * C);
+    steps.push_back(conv_bwd_data(w.inputs, buffer->data()));
+    w.checks.push_back({"oneDNN", "dx", [buffer] { return buffer->data(); }});
   }
+  if (dw) {
+    auto [d, read] = conv_bwd_weights(w.inputs);
+    steps.push_back(d);
+    w.checks.push_back({"oneDNN", "dw", read});
+  }
+  w.peers.emplace_back("oneDNN", dnnl_chain(steps));
 #endif
   return w;
 }
 
-// dw of conv2d from x and dy: oneDNN's convolution_backward_weights into the weights layout it
-// prefers (reordered to uops' OHWI only for the check, untimed).
+// dx of conv2d from dy and w: oneDNN's convolution_backward_data (backward data and backward
+// weights are separate primitives for oneDNN).
+Workload conv2d_bwd_data() {
+  return conv2d_grad_of({"x"}, 20);
+}
+
+// dw of conv2d from x and dy: oneDNN's convolution_backward_weights.
 Workload conv2d_bwd_weights() {
-  const int64_t N = kConvN, H = kConvH, W = kConvW, C = kConvC, O = kConvO, K = kConvK;
-  Workload w;
-  w.program = gradient_wrt("conv2d", {"w"});
-  w.inputs = {{"x", random_tensor({N, H, W, C}, 23)},
-              {"w", random_tensor({O, K, K, C}, 24)},
-              {"dy", random_tensor({N, H, W, O}, 25)}};
-  w.params = {{"stride", 1}, {"pad", 1}, {"dilation", 1}};
-  w.output_bytes = O * K * K * C * 4;
-#ifdef UOPS_BENCH_ONEDNN
-  {
-    auto src = dnnl_memory({N, C, H, W}, Tag::nhwc, w.inputs["x"].data<float>());
-    auto dy = dnnl_memory({N, O, H, W}, Tag::nhwc, w.inputs["dy"].data<float>());
-    memory::desc any_w({O, C, K, K}, memory::data_type::f32, Tag::any);
-    auto hint = conv_hint(src.get_desc(), any_w, dy.get_desc(), K);
-    dnnl::convolution_backward_weights::primitive_desc pd({dnnl::algorithm::convolution_direct,
-                                                           src.get_desc(),
-                                                           any_w,
-                                                           dy.get_desc(),
-                                                           {1, 1},
-                                                           {K / 2, K / 2},
-                                                           {K / 2, K / 2}},
-                                                          Dnnl::engine(), hint);
-    memory dw(pd.diff_weights_desc(), Dnnl::engine());
-    Dnnl d{std::make_shared<dnnl::convolution_backward_weights>(pd),
-           {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_WEIGHTS, dw}}};
-    w.peers.emplace_back("oneDNN", d.runner());
-    auto ohwi = std::make_shared<std::vector<float>>(O * K * K * C);
-    w.checks.push_back({"oneDNN", "dw", [=] {
-                          dnnl_reorder(dw, dnnl_memory({O, C, K, K}, Tag::ohwi, ohwi->data()));
-                          return ohwi->data();
-                        }});
-  }
-#endif
-  return w;
+  return conv2d_grad_of({"w"}, 23);
+}
+
+// conv2d's whole gradient, dx and dw, as a training step takes it: the two oneDNN primitives one
+// after the other.
+Workload conv2d_grad() {
+  return conv2d_grad_of({"x", "w"}, 29);
 }
 
 // softmax's dx from dy and what the forward pass kept, as a framework runs it: uops' gradient is
@@ -1136,6 +1232,8 @@ Workload depthwise_conv2d() {
 
 AGAINST_PEERS(conv2d_bwd_data)
 AGAINST_PEERS(conv2d_bwd_weights)
+AGAINST_PEERS(conv2d_grad)
+AGAINST_PEERS(linear_grad)
 AGAINST_PEERS(softmax_bwd)
 AGAINST_PEERS(layernorm_bwd)
 AGAINST_PEERS(gelu_bwd)
