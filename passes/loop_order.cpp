@@ -195,8 +195,7 @@ std::optional<std::vector<size_t>> better_order(const Program& p, const Block& b
       if (!index) index = &a.index;
       if (!same_index(*index, a.index)) return std::nullopt;
     }
-    for (int v : kept)
-      if (!pins_var(*index, v)) return std::nullopt;
+    std::erase_if(kept, [&](int v) { return !pins_var(*index, v); });
   }
 
   // The innermost candidate: a kept loop every store walks with stride 1, then the most loads

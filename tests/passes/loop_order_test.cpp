@@ -250,6 +250,40 @@ TEST(LoopOrder, StridedOperandReadManyTimesIsPacked) {
   expect_bitwise(p, q, {{"x", mixed({3, 5, 200})}, {"w", mixed({9, 200})}});
 }
 
+// A scatter through a window (the input gradients of depthwise conv2d and avgpool2d: dx?[n, oh *
+// s - p + kh, ow * s - p + kw, c] sum= ...) pins only n and c, the variables its index holds
+// alone on an axis. The channels' loop still moves innermost, where the stores walk with stride
+// 1: two iterations that add into one element share n and c, and the loops they differ in keep
+// their order. Bit for bit. (Before, any index variable the store did not pin kept the order:
+// depthwise conv2d's dx ran 64 ms at 8 x 56 x 56 x 128, 2.3 ms reordered.)
+TEST(LoopOrder, AWindowsScatterRunsItsChannelsInnermost) {
+  struct Case {
+    const char* op;
+    TensorMap in;
+    ParamMap params;
+  };
+  for (const Case& c :
+       {Case{"depthwise_conv2d",
+             {{"x", mixed({2, 7, 6, 3})}, {"w", mixed({3, 3, 3})}, {"dy", mixed({2, 4, 3, 3})}},
+             {{"stride", 2}, {"pad", 1}}},
+        Case{"avgpool2d",
+             {{"x", mixed({2, 7, 6, 3})}, {"dy", mixed({2, 3, 3, 3})}},
+             {{"k", 2}, {"stride", 2}}}}) {
+    Program p = gradient(find_op(c.op).build(DType::f32), {"x"}), q = optimize(p, {true});
+    const int dx = q.find_tensor("dx");
+    int scatters = 0;
+    for (auto& b : q.blocks)
+      for (auto& s : b.loops.back().stmts)
+        if (s.tensor == dx && s.kind == StmtKind::accumulate) {
+          ++scatters;
+          EXPECT_EQ(s.index.back()->var, b.loops.back().var) << c.op << "\n" << print(q);
+        }
+    EXPECT_EQ(scatters, 1) << c.op << "\n" << print(q);
+    TensorMap want = interpret(p, c.in, c.params), got = interpret(q, c.in, c.params);
+    EXPECT_EQ(want.at("dx").bytes, got.at("dx").bytes) << c.op;
+  }
+}
+
 // y[n, o] = sum over i of x[n, i] * w[o, i] (a linear layer without bias): w is reused only
 // across the batch, often of 1, where a copy of w would cost more than the product. The
 // reduction stays innermost, where it reads both with stride 1.

@@ -34,13 +34,16 @@
 // NHWC with OHWI weights reads [kh][kw][ic][oc] weights with the output channels innermost, the
 // shape the tiling passes block in registers (reduction_tiling.h). A block that reorders anyway,
 // or whose innermost loop already stores with stride 1, packs the packable tensors it reads with
-// stride too. Loops whose variables index
-// the written elements ("kept") may move freely; the others keep their relative order, so every
-// element receives its contributions in the original order. Legal when every written tensor is
-// accessed everywhere in the block at one index that pins every kept variable (iterations that
-// touch one element differ only in the other loops), loop bounds use no loop variables, and
-// nothing in the statements can raise an error; loops whose bounds can raise one stay in place,
-// as a prefix.
+// stride too. Loops whose variables every written tensor's index pins (alone on an axis, give or
+// take a constant: "kept") may move freely; the others, a window's included, keep their relative
+// order, so every element receives its contributions in the original order. Legal when every
+// written tensor is accessed everywhere in the block at one index (iterations that touch one
+// element then share the kept variables and differ only in the other loops), loop bounds use no
+// loop variables, and nothing in the statements can raise an error; loops whose bounds can raise
+// one stay in place, as a prefix. So a scatter through a window, dx?[n, oh * s - p + kh, ow * s -
+// p + kw, c] sum= ... (the input gradients of depthwise conv2d and the pools), runs its channels
+// innermost: depthwise conv2d's dx at 8 x 56 x 56 x 128 went from 64 to 2.3 ms at one thread,
+// avgpool2d's from 3.1 to 0.44.
 // The conversion of the first step is kept only when the block is then reordered.
 //
 // Last, the other way round: a block accumulating one sum into y (zero on entry, touched by
