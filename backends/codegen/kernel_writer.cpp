@@ -902,8 +902,12 @@ void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
   std::vector<Carried> used;
   for (const Carried& c : l.plan.simd)
     if (carried_is_read(b, c.id)) used.push_back(c);
-  out += pad(indent) + "{\n";
-  int in = indent + 1;
+  out += pad(indent) + "{\n" + pad(indent + 1) + "int64_t " + next + " = " + index(l.start) +
+         ";\n";
+  // The lanes are set up and combined only where a group of them runs: a window of 3 (a pool's
+  // argmax over kw) ran its 16 lanes' setup and combination at every step, 20 cycles an element.
+  out += pad(indent + 1) + "if (" + next + " <= " + end + " - " + n + ") {\n";
+  int in = indent + 2;
   for (const Carried& c : used) {
     std::string name = Names::carried(c.id);
     bool restart = c.op == ReduceOp::sum || c.op == ReduceOp::mean || c.op == ReduceOp::prod;
@@ -915,7 +919,6 @@ void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
     }
     out += pad(in) + each + "{ " + init + " }\n";
   }
-  out += pad(in) + "int64_t " + next + " = " + index(l.start) + ";\n";
   out += pad(in) + "for (; " + next + " <= " + end + " - " + n + "; " + next + " += " + n + ") {\n";
   if (!l.plan.prefetch.empty()) {
     out += pad(in + 1) + "{\n" + pad(in + 2) + "const int64_t " + v + " = " + next + ";\n";
@@ -954,6 +957,7 @@ void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
            pad(in + 1) + "if (best != INT64_MIN) { const int64_t " + v + " = best; " +
            Names::arg(c.id) + " = " + index(s->arg) + "; }\n" + pad(in) + "}\n";
   }
+  out += pad(--in) + "}\n";
   lanes_left_ = true;
   if (before && !arg) before(k, in, out);
   lanes_left_ = false;
