@@ -902,8 +902,7 @@ void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
   std::vector<Carried> used;
   for (const Carried& c : l.plan.simd)
     if (carried_is_read(b, c.id)) used.push_back(c);
-  out += pad(indent) + "{\n" + pad(indent + 1) + "int64_t " + next + " = " + index(l.start) +
-         ";\n";
+  out += pad(indent) + "{\n" + pad(indent + 1) + "int64_t " + next + " = " + index(l.start) + ";\n";
   // The lanes are set up and combined only where a group of them runs: a window of 3 (a pool's
   // argmax over kw) ran its 16 lanes' setup and combination at every step, 20 cycles an element.
   out += pad(indent + 1) + "if (" + next + " <= " + end + " - " + n + ") {\n";
