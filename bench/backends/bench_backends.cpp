@@ -717,6 +717,23 @@ dnnl::convolution_forward::primitive_desc conv_hint(const memory::desc& src,
 constexpr int64_t kConvN = 8, kConvH = 56, kConvW = 56, kConvC = 64, kConvO = 64, kConvK = 3;
 
 #ifdef UOPS_BENCH_ONEDNN
+// The descriptor of oneDNN's backward convolution `Primitive` (backward data or weights) of the
+// conv workloads, from x or dx and dy, with the weights in the layout it prefers.
+template <typename Primitive>
+typename Primitive::primitive_desc conv_bwd_desc(const memory& x, const memory& dy) {
+  const int64_t C = kConvC, O = kConvO, K = kConvK;
+  memory::desc any_w({O, C, K, K}, memory::data_type::f32, Tag::any);
+  return {{dnnl::algorithm::convolution_direct,
+           x.get_desc(),
+           any_w,
+           dy.get_desc(),
+           {1, 1},
+           {K / 2, K / 2},
+           {K / 2, K / 2}},
+          Dnnl::engine(),
+          conv_hint(x.get_desc(), any_w, dy.get_desc(), K)};
+}
+
 // oneDNN's convolution_backward_data of the conv workloads' inputs into dx, its weights
 // reordered once (untimed) to the layout it prefers, as for the forward workload.
 Dnnl conv_bwd_data(TensorMap& in, float* dx) {
@@ -724,16 +741,7 @@ Dnnl conv_bwd_data(TensorMap& in, float* dx) {
   auto user_w = dnnl_memory({O, C, K, K}, Tag::ohwi, in["w"].data<float>());
   auto dy = dnnl_memory({N, O, H, W}, Tag::nhwc, in["dy"].data<float>());
   auto diff_src = dnnl_memory({N, C, H, W}, Tag::nhwc, dx);
-  memory::desc any_w({O, C, K, K}, memory::data_type::f32, Tag::any);
-  auto hint = conv_hint(diff_src.get_desc(), any_w, dy.get_desc(), K);
-  dnnl::convolution_backward_data::primitive_desc pd({dnnl::algorithm::convolution_direct,
-                                                      diff_src.get_desc(),
-                                                      any_w,
-                                                      dy.get_desc(),
-                                                      {1, 1},
-                                                      {K / 2, K / 2},
-                                                      {K / 2, K / 2}},
-                                                     Dnnl::engine(), hint);
+  auto pd = conv_bwd_desc<dnnl::convolution_backward_data>(diff_src, dy);
   auto weights = dnnl_reordered(user_w, pd.weights_desc());
   return {std::make_shared<dnnl::convolution_backward_data>(pd),
           {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DIFF_SRC, diff_src}}};
@@ -745,16 +753,7 @@ std::pair<Dnnl, std::function<const float*()>> conv_bwd_weights(TensorMap& in) {
   const int64_t N = kConvN, H = kConvH, W = kConvW, C = kConvC, O = kConvO, K = kConvK;
   auto src = dnnl_memory({N, C, H, W}, Tag::nhwc, in["x"].data<float>());
   auto dy = dnnl_memory({N, O, H, W}, Tag::nhwc, in["dy"].data<float>());
-  memory::desc any_w({O, C, K, K}, memory::data_type::f32, Tag::any);
-  auto hint = conv_hint(src.get_desc(), any_w, dy.get_desc(), K);
-  dnnl::convolution_backward_weights::primitive_desc pd({dnnl::algorithm::convolution_direct,
-                                                         src.get_desc(),
-                                                         any_w,
-                                                         dy.get_desc(),
-                                                         {1, 1},
-                                                         {K / 2, K / 2},
-                                                         {K / 2, K / 2}},
-                                                        Dnnl::engine(), hint);
+  auto pd = conv_bwd_desc<dnnl::convolution_backward_weights>(src, dy);
   memory dw(pd.diff_weights_desc(), Dnnl::engine());
   auto ohwi = std::make_shared<std::vector<float>>(O * K * K * C);
   return {{std::make_shared<dnnl::convolution_backward_weights>(pd),
