@@ -159,6 +159,29 @@ TEST(OpTargets, GradientsSplitIntoTiledContractions) {
   EXPECT_EQ(dgamma, dbeta) << print(layernorm);
 }
 
+// depthwise conv2d's weight gradient, dw[kh, kw, c] sum= dy[n, oh, ow, c] * x[n, oh + kh, ow +
+// kw, c], has no rows that share a load (x sees kh and kw only through the window): the C plan
+// keeps the window's loops inside the pixels', where each pixel's slices of x and dy serve the
+// whole window from cache, rather than putting kh and kw first, which read all of x and dy
+// again at each of their steps (reduction_tiling.cpp, contraction_order).
+TEST(OpTargets, DepthwiseWeightGradientKeepsItsWindowInside) {
+  Program q = optimize(gradient(find_op("depthwise_conv2d").build(DType::f32), {"w"}));
+  Program planned = plan_cpu(q, CpuTarget{});
+  const int dw = planned.find_tensor("dw");
+  int sums = 0;
+  for (auto& b : planned.blocks)
+    for (auto& s : b.loops.back().stmts) {
+      if (s.tensor != dw || s.kind != StmtKind::accumulate) continue;
+      ++sums;
+      bool indexed = false;  // a loop whose variable indexes dw has come
+      for (auto& l : b.loops) {
+        EXPECT_TRUE(!indexed || uses_var(s.index, l.var)) << print(planned);
+        indexed |= uses_var(s.index, l.var);
+      }
+    }
+  EXPECT_GT(sums, 0) << print(planned);
+}
+
 // conv2d's OHWI weights are copied to [kh][kw][ic][oc] so that the output channels, innermost,
 // read them with stride 1 and the tiling passes can block it like a matmul.
 TEST(OpTargets, Conv2dPacksItsWeights) {

@@ -5,7 +5,11 @@
 // tile_reductions: first, the loops of a block that may move (the conditions below, from its
 // outermost loop whose bounds and those of the loops inside it cannot raise) are put in
 // contraction order: the exclusive ones, then the others in their order, then the last one (a
-// matmul gradient's db[k, j] += g[i, j] * a[i, k] runs k, i, j). Then the reduction loop k is
+// matmul gradient's db[k, j] += g[i, j] * a[i, k] runs k, i, j), where some exclusive loop
+// indexes an operand without the last loop (matmul's i in a[i, k]), whose rows then share the
+// other operand's loads; a block with none stays in its order (a depthwise convolution's
+// weight gradient, whose window loops first would read all of x and dy again at each of their
+// steps: 6.8-7.0 -> 1.7-1.9 ms at 8 x 56 x 56 x 128, one thread). Then the reduction loop k is
 // split into tiles of `tile` iterations, and the loop over tiles moves outermost, so one tile of
 // the operand indexed by k and the inner loops (a block of B's rows) stays in cache while every
 // outer iteration (every row of A) uses it, instead of all of B being streamed once per row.
