@@ -1229,6 +1229,61 @@ Workload depthwise_conv2d() {
   return w;
 }
 
+// depthwise conv2d's whole gradient (dx and dw) at the forward workload's shape: oneDNN's
+// grouped convolution backward data, then backward weights, its weights reordered once
+// (untimed) and dw reordered to uops' [kh][kw][c] for the check.
+Workload depthwise_conv2d_grad() {
+  const int64_t N = 8, H = 56, W = 56, C = 128, K = 3;
+  Workload w;
+  w.program = optimize(gradient_program(find_op("depthwise_conv2d"), DType::f32));
+  w.inputs = {{"x", random_tensor({N, H, W, C}, 41)},
+              {"w", random_tensor({K, K, C}, 42)},
+              {"dy", random_tensor({N, H, W, C}, 43)}};
+  w.params = {{"stride", 1}, {"pad", K / 2}};
+  w.output_bytes = (N * H * W * C + K * K * C) * 4;
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto dx = std::make_shared<std::vector<float>>(N * H * W * C);
+    auto dw = std::make_shared<std::vector<float>>(K * K * C);
+    auto x = dnnl_memory({N, C, H, W}, Tag::nhwc, w.inputs["x"].data<float>());
+    auto dy = dnnl_memory({N, C, H, W}, Tag::nhwc, w.inputs["dy"].data<float>());
+    auto diff_src = dnnl_memory({N, C, H, W}, Tag::nhwc, dx->data());
+    // uops' w[kh][kw][c] as oneDNN's [groups, 1, 1, kh, kw] by strides.
+    const memory::desc uops_w({C, 1, 1, K, K}, memory::data_type::f32, {1, 1, 1, K * C, C});
+    memory::desc any_w({C, 1, 1, K, K}, memory::data_type::f32, Tag::any);
+    const memory::dims strides = {1, 1}, pads = {K / 2, K / 2};
+    dnnl::convolution_forward::primitive_desc hint(
+        {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x.get_desc(),
+         any_w, dy.get_desc(), strides, pads, pads},
+        Dnnl::engine());
+    dnnl::convolution_backward_data::primitive_desc data(
+        {dnnl::algorithm::convolution_direct, diff_src.get_desc(), any_w, dy.get_desc(), strides,
+         pads, pads},
+        Dnnl::engine(), hint);
+    dnnl::convolution_backward_weights::primitive_desc weights(
+        {dnnl::algorithm::convolution_direct, x.get_desc(), any_w, dy.get_desc(), strides, pads,
+         pads},
+        Dnnl::engine(), hint);
+    auto wm = dnnl_reordered(memory(uops_w, Dnnl::engine(), w.inputs["w"].data<float>()),
+                             data.weights_desc());
+    memory diff_w(weights.diff_weights_desc(), Dnnl::engine());
+    w.peers.emplace_back(
+        "oneDNN",
+        dnnl_chain(
+            {{std::make_shared<dnnl::convolution_backward_data>(data),
+              {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DIFF_SRC, diff_src}}},
+             {std::make_shared<dnnl::convolution_backward_weights>(weights),
+              {{DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_WEIGHTS, diff_w}}}}));
+    w.checks.push_back({"oneDNN", "dx", [dx] { return dx->data(); }});
+    w.checks.push_back({"oneDNN", "dw", [=]() -> const float* {
+                          dnnl_reorder(diff_w, memory(uops_w, Dnnl::engine(), dw->data()));
+                          return dw->data();
+                        }});
+  }
+#endif
+  return w;
+}
+
 AGAINST_PEERS(conv2d_bwd_data)
 AGAINST_PEERS(conv2d_bwd_weights)
 AGAINST_PEERS(conv2d_grad)
@@ -1244,6 +1299,7 @@ AGAINST_PEERS(maxpool2d)
 AGAINST_PEERS(avgpool2d)
 AGAINST_PEERS(sum_axis0)
 AGAINST_PEERS(depthwise_conv2d)
+AGAINST_PEERS(depthwise_conv2d_grad)
 
 // ---- end of the training workloads
 
