@@ -14,13 +14,15 @@
 // f(y[idx])` to a block after it over the owner loop and those outside it: the same operations on
 // the same values.
 //
-// A block whose statements all sit in its innermost loop, write several tensors and read none of
-// them computes each written tensor on its own: it splits into one block per tensor when a part
-// can then be reordered (a matmul gradient's da and db, which fusion joined), or when no tensor
-// is read once per iteration, each part then a contraction: conv2d's dx and dw, which no tiling
-// took together (its whole gradient at 8 x 56 x 56 x 64 ran 124 ms at one thread, 26 split). A
-// block that streams an operand (layernorm's gradient sums dgamma, dbeta and a row's sum in one
-// pass over dy and x) stays whole: splitting it would read that operand once per part.
+// A block that owns no carried scalars and writes several tensors, reading none of them, computes
+// each written tensor on its own: it splits into one block per tensor (each with the loops down to
+// the innermost that holds one of its statements: linear's db sits a loop above dx and dw) when a
+// part can then be reordered (a matmul gradient's da and db, which fusion joined), or when no
+// tensor its innermost loop touches is read once per iteration, each part then a contraction:
+// conv2d's dx and dw, which no tiling took together (its whole gradient at 8 x 56 x 56 x 64 ran
+// 124 ms at one thread, 26 split). A block that streams an operand (layernorm's gradient sums
+// dgamma, dbeta and a row's sum in one pass over dy and x) stays whole: splitting it would read
+// that operand once per part.
 //
 // Then, in a block whose statements all sit in the innermost loop and own no carried scalars,
 // the loops are reordered so that the innermost one stores with stride 1 (matmul: i, k, j),
