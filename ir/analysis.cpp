@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "uops/error.h"
 
@@ -168,6 +169,31 @@ size_t row_binding_loop(const Block& b, size_t from) {
           if (uses_var(e, b.loops[x].var)) at = std::max(at, x + 1);
     });
   return at;
+}
+
+bool stores_stay_apart(const Loop& l) {
+  std::map<int, std::vector<Index>> written;
+  for (auto& s : l.stmts) {
+    if (s.kind == StmtKind::reduce) continue;
+    auto [it, fresh] = written.emplace(s.tensor, s.index);
+    if (!fresh && !same_index(it->second, s.index)) return false;
+    bool own = false;
+    for (auto& e : s.index) {
+      if (uses_data(e)) return false;
+      own |= e->kind == IndexKind::Var && e->var == l.var;
+    }
+    if (!own) return false;
+  }
+  for (auto& s : l.stmts) {
+    bool apart = true;
+    for_each_load(s.value, [&](const ValueNode& n) {
+      for (auto& e : n.index) apart &= !uses_data(e);
+      auto it = written.find(n.tensor);
+      apart &= it == written.end() || same_index(it->second, n.index);
+    });
+    if (!apart) return false;
+  }
+  return true;
 }
 
 bool may_raise(const Stmt& s) {

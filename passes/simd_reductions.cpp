@@ -1,7 +1,6 @@
 #include "uops/passes/simd_reductions.h"
 
 #include <map>
-#include <set>
 
 #include "ir/parallelism.h"
 #include "uops/ir/analysis.h"
@@ -11,33 +10,6 @@ namespace uops {
 using namespace ir;
 
 namespace {
-
-// Every tensor the loop writes is written and read in it at one index with an axis that is the
-// loop variable, and no index reads data: each iteration has its own elements.
-bool stores_stay_apart(const Loop& l) {
-  std::map<int, std::vector<Index>> written;
-  for (auto& s : l.stmts) {
-    if (s.kind == StmtKind::reduce) continue;
-    auto [it, fresh] = written.emplace(s.tensor, s.index);
-    if (!fresh && !same_index(it->second, s.index)) return false;
-    bool own = false;
-    for (auto& e : s.index) {
-      if (uses_data(e)) return false;
-      own |= e->kind == IndexKind::Var && e->var == l.var;
-    }
-    if (!own) return false;
-  }
-  for (auto& s : l.stmts) {
-    bool apart = true;
-    for_each_load(s.value, [&](const ValueNode& n) {
-      for (auto& e : n.index) apart &= !uses_data(e);
-      auto it = written.find(n.tensor);
-      apart &= it == written.end() || same_index(it->second, n.index);
-    });
-    if (!apart) return false;
-  }
-  return true;
-}
 
 // The scalars innermost loop k of b may reduce in SIMD lanes, by id; empty when it may not.
 std::vector<Carried> simd_reduction(const Block& b, size_t k) {

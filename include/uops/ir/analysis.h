@@ -45,6 +45,9 @@ bool bounds_use_vars(const Loop& l);
 // The most iterations of a loop that is one tile of a tiled loop, [s, min(e, s + c)): c, and e in
 // *end where given; 0 for any other loop.
 int64_t one_tile_extent(const Loop& l, Index* end = nullptr);
+// Every tensor loop l's statements write is written and read in them at one index with an axis
+// that is l's variable, and no index reads data: each iteration has its own elements.
+bool stores_stay_apart(const Loop& l);
 // Some index expression of the statement may raise (may_raise(Index)).
 bool may_raise(const Stmt& s);
 
