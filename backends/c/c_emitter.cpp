@@ -3,6 +3,7 @@
 #include <map>
 
 #include "backends/c/c_compiler.h"
+#include "backends/c/c_lane_groups.h"
 #include "backends/c/c_team_plan.h"
 #include "backends/codegen/kernel_writer.h"
 #include "backends/codegen/zero_fill.h"
@@ -214,6 +215,7 @@ std::string function(const Program& original, const std::string& entry, const Cp
                      std::set<std::string>& math) {
   Program p =
       plan_cpu(zeroes == Zeros::by_entry ? codegen::with_own_zeros(original) : original, target);
+  plan_lane_groups(p);
   const TeamPlan teams = plan_teams(p, target.worksharing);
   KernelWriter w(p, dialect);
   w.reciprocal_division = target.reassociate;

@@ -412,6 +412,31 @@ std::string KernelWriter::reduce_step(ReduceOp op, const std::string& acc, const
 
 void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::string& out,
                               const std::set<int>& atomic) {
+  // In a lane group (lane_group): the statements once per lane, as `omp simd`, between reading
+  // the lane's carried scalars from their arrays and writing them back.
+  if (group_ && !l.stmts.empty()) {
+    const Loop& g = *group_;
+    group_ = nullptr;
+    const std::string v = Names::var(g.var), lane = v + "_lane";
+    std::string body, back;
+    statements(b, l, indent + 1, body, atomic);
+    group_ = &g;
+    out += "#ifdef UOPS_SIMD\n" + pad(indent) + "#pragma omp simd\n#endif\n" + pad(indent) +
+           "for (int64_t " + lane + " = 0; " + lane + " < " + std::to_string(g.plan.lane_group) +
+           "; ++" + lane + ") {\n" + pad(indent + 1) + "const int64_t " + v + " = " + group_next_ +
+           " + " + lane + ";\n";
+    for (auto& c : g.carried) {
+      if (!carried_is_read(b, c.id)) continue;
+      std::vector<std::pair<std::string, std::string>> held = {{scalar(), Names::carried(c.id)}};
+      if (is_arg_reduce(c.op)) held.push_back({"int64_t", Names::arg(c.id)});
+      for (auto& [type, name] : held) {
+        out += pad(indent + 1) + type + " " + name + " = " + name + "_group[" + lane + "];\n";
+        back += pad(indent + 1) + name + "_group[" + lane + "] = " + name + ";\n";
+      }
+    }
+    out += body + back + pad(indent) + "}\n";
+    return;
+  }
   for (auto& s : l.stmts) {
     if (s.kind != StmtKind::reduce) {
       std::string text = store(s, atomic.count(s.tensor) > 0);
@@ -786,6 +811,8 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   }
   within.end_declared = false;
   if (runs_in_lanes(l.plan)) return lanes(b, k, indent, out, before, atomic, end);
+  if (l.plan.lane_group && !group_)
+    return lane_group(b, k, indent, out, before, atomic, within, end);
   if (before) before(k, indent, out);
   if (l.plan.unroll) out += pad(indent) + "#pragma GCC unroll " + index(l.end) + "\n";
   out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " + end +
@@ -964,6 +991,47 @@ void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
       pad(in) + "for (int64_t " + v + " = " + next + "; " + v + " < " + end + "; ++" + v + ") {\n";
   statements(b, l, in + 1, out, atomic);
   out += pad(in) + "}\n" + pad(indent) + "}\n";
+}
+
+// A loop in lane groups (LoopPlan::lane_group, backends/c/c_lane_groups.h): its iterations run
+// in groups of as many as the lanes, each group's carried scalars held per lane in arrays started
+// from their identities; the loops inside run once per group, and each loop's statements run for
+// every lane of the group (statements()). Then the iterations left over run one by one, as usual.
+// Each lane runs its own iteration's steps in their order: the results of the plain loop.
+void KernelWriter::lane_group(const Block& b, size_t k, int indent, std::string& out,
+                              const Before& before, const std::set<int>& atomic, Within within,
+                              const std::string& end) {
+  const Loop& l = b.loops[k];
+  const std::string v = Names::var(l.var), next = v + "_next", lane = v + "_lane",
+                    n = std::to_string(l.plan.lane_group);
+  out += pad(indent) + "{\n" + pad(indent + 1) + "int64_t " + next + " = " + index(l.start) +
+         ";\n" + pad(indent + 1) + "for (; " + next + " <= " + end + " - " + n + "; " + next +
+         " += " + n + ") {\n";
+  for (auto& c : l.carried) {
+    if (!carried_is_read(b, c.id)) continue;
+    const std::string name = Names::carried(c.id), arg = Names::arg(c.id);
+    out += pad(indent + 2) + scalar() + " " + name + "_group[" + n + "];\n";
+    std::string init = name + "_group[" + lane + "] = " + identity(c.op) + ";";
+    if (is_arg_reduce(c.op)) {
+      out += pad(indent + 2) + "int64_t " + arg + "_group[" + n + "];\n";
+      init += " " + arg + "_group[" + lane + "] = 0;";
+    }
+    out += pad(indent + 2) + "for (int64_t " + lane + " = 0; " + lane + " < " + n + "; ++" + lane +
+           ") { " + init + " }\n";
+  }
+  group_ = &l;
+  group_next_ = next;
+  nest(b, k + 1, indent + 2, out, before, atomic, within);
+  statements(b, l, indent + 2, out, atomic);
+  group_ = nullptr;
+  out += pad(indent + 1) + "}\n";
+  if (before) before(k, indent + 1, out);
+  out += pad(indent + 1) + "for (int64_t " + v + " = " + next + "; " + v + " < " + end + "; ++" +
+         v + ") {\n";
+  declare_carried(b, l, indent + 2, out);
+  nest(b, k + 1, indent + 2, out, before, atomic, within);
+  statements(b, l, indent + 2, out, atomic);
+  out += pad(indent + 1) + "}\n" + pad(indent) + "}\n";
 }
 
 }  // namespace uops::codegen

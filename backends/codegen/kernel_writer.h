@@ -149,6 +149,8 @@ class KernelWriter {
             const std::set<int>& atomic, Within within);
   void lanes(const Block& b, size_t k, int indent, std::string& out, const Before& before,
              const std::set<int>& atomic, const std::string& end);
+  void lane_group(const Block& b, size_t k, int indent, std::string& out, const Before& before,
+                  const std::set<int>& atomic, Within within, const std::string& end);
   bool bind_row(const Block& b, size_t k, int indent, std::string& out, const Before& before,
                 const std::set<int>& atomic, Within within);
   void bind_steps(const Block& b, size_t k, int indent, std::string& out, const Before& before,
@@ -172,6 +174,10 @@ class KernelWriter {
   int steps_declared_ = 0;
   // In a loop run in lanes by hand: the lane's name; the carried scalars live in arrays.
   std::string lane_;
+  // Inside a loop in lane groups (lane_group): the loop, and the group's first iteration's name;
+  // each loop's statements run for every lane, its carried scalars read from their arrays.
+  const Loop* group_ = nullptr;
+  std::string group_next_;
   // In a tile in rows of lanes (LoopPlan::tile_width): the current row's vector, and while its
   // statement prints, the innermost loop's variable, along which loads read rows, and its count.
   std::string lanes_, lanes_count_;

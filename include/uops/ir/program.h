@@ -100,6 +100,11 @@ struct LoopPlan {
   // no `omp simd` clause reduces. row_local_runs: four vectors' worth where the loop reduces one
   // or two scalars in a block after its run's first, whose rows that block brought to L1.
   int lanes = 0;
+  // The C backend's lane groups (backends/c/c_lane_groups.h), on a loop whose every iteration
+  // reduces scalars over the loops inside it, reading rows along its variable (a pool's argmax
+  // over its window, per channel): the loop runs in groups of `lane_group` iterations, one per
+  // SIMD lane, each lane's scalars in arrays (codegen::KernelWriter::lane_group).
+  int lane_group = 0;
   // row_local_runs, beside lanes: rows to prefetch, each a tensor and the index of its element
   // at this loop's variable: at each step of the loop in lanes, the step's elements of the rows
   // the run's first block reads from memory at the shared loop's next iteration, fetched into

@@ -1,0 +1,116 @@
+// The C backend's lane groups (backends/c/c_lane_groups.h): a loop whose iterations each reduce
+// scalars over the loops inside it runs in groups of 16, one iteration per SIMD lane. Its plan on
+// the kernels it is for (a pool's argmax over its window, per channel; an argmax or argmin down a
+// column), and those kernels against the interpreter, bit for bit: channel counts that leave
+// iterations over after the groups, windows at the borders, and inputs of a few values, NaN and
+// infinities among them, where the first of equal values must win in every lane.
+#include "backends/c/c_lane_groups.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "support/compare.h"
+#include "uops/backends/c/c_backend.h"
+#include "uops/ir/printer.h"
+#include "uops/ops/registry.h"
+#include "uops/passes/pipeline.h"
+#include "uops/uops.h"
+
+namespace uops {
+namespace {
+
+using namespace ir;
+
+Program pool_gradient() {
+  return optimize(gradient(find_op("maxpool2d").build(DType::f32), {"x"}));
+}
+
+// x [A, B, R, C] reduced by `op` over axis 2: the columns' loop is outside the reduction's, inside
+// the parallel loop and the one it collapses (a parallel loop does not run in groups).
+Program column_reduce(ReduceOp op) {
+  Graph g;
+  g.output("y", g.reduce(op, {2}, g.input("x", 4, DType::f32)));
+  return optimize(lower(g));
+}
+
+// The loops of p's C plan that run in lane groups, each with the reduction it groups.
+std::vector<std::pair<const Loop*, ReduceOp>> grouped(const Program& p) {
+  std::vector<std::pair<const Loop*, ReduceOp>> out;
+  for (const Block& b : p.blocks)
+    for (size_t k = 0; k < b.loops.size(); ++k)
+      if (b.loops[k].plan.lane_group)
+        for (auto& s : b.loops.back().stmts)
+          if (s.kind == StmtKind::reduce) out.push_back({&b.loops[k], s.op});
+  return out;
+}
+
+TEST(LaneGroups, APoolsArgmaxAndAColumnsArgminRunInGroupsOf16) {
+  for (auto [what, program, op] :
+       {std::tuple{"maxpool2d's gradient", pool_gradient(), ReduceOp::argmax},
+        {"argmin down columns", column_reduce(ReduceOp::argmin), ReduceOp::argmin}}) {
+    SCOPED_TRACE(what);
+    Program p = plan_cpu(program, CpuTarget{});
+    cgen::plan_lane_groups(p);
+    auto loops = grouped(p);
+    ASSERT_EQ(loops.size(), 1u) << print(p);
+    EXPECT_EQ(loops[0].first->plan.lane_group, cgen::kLaneGroup);
+    EXPECT_EQ(loops[0].second, op);
+    EXPECT_NE(emit_c(program).find("_group[16]"), std::string::npos);
+  }
+}
+
+// Inputs of five values, with NaN, infinities and both zeros among them: many ties.
+TensorMap few_values(const Program& p, const std::map<std::string, std::vector<int64_t>>& shapes,
+                     uint64_t seed) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double values[] = {-1, -0.0, 0.0, 0.5, 2, -inf, inf, std::nan("")};
+  std::mt19937_64 rng(seed);
+  TensorMap in = testing::random_inputs(p, shapes, seed);
+  for (auto& [name, t] : in)
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      size_t at = std::uniform_int_distribution<size_t>(0, 99)(rng);
+      t.set(i, values[at < 95 ? at % 5 : 5 + at % 3]);
+    }
+  return in;
+}
+
+TEST(LaneGroups, GroupedKernelsMatchTheInterpreterBitForBit) {
+  struct Case {
+    std::string what;
+    Program program;
+    std::map<std::string, std::vector<int64_t>> shapes;
+    ParamMap params;
+  };
+  std::vector<Case> cases = {
+      {"maxpool2d 3x3 stride 2 pad 1, 37 channels",
+       pool_gradient(),
+       {{"x", {2, 13, 11, 37}}, {"dy", {2, 7, 6, 37}}},
+       {{"k", 3}, {"stride", 2}, {"pad", 1}}},
+      {"maxpool2d 2x2 stride 1, 16 channels",
+       pool_gradient(),
+       {{"x", {1, 6, 5, 16}}, {"dy", {1, 5, 4, 16}}},
+       {{"k", 2}, {"stride", 1}, {"pad", 0}}},
+      {"argmax down 40 columns", column_reduce(ReduceOp::argmax), {{"x", {2, 3, 9, 40}}}, {}},
+      {"argmin down 33 columns", column_reduce(ReduceOp::argmin), {{"x", {3, 2, 17, 33}}}, {}},
+  };
+  for (int threads : {1, 3})
+    for (Case& c : cases) {
+      SCOPED_TRACE(c.what + " on " + std::to_string(threads) + " threads");
+      CCompileOptions options;
+      options.threads = threads;
+      auto kernel = compile_c(c.program, options);
+      for (uint64_t seed : {1, 2, 3}) {
+        TensorMap in = few_values(c.program, c.shapes, seed);
+        TensorMap want = interpret(c.program, in, c.params);
+        TensorMap got = testing::nan_like(want);
+        kernel->run_into(in, got, c.params);
+        EXPECT_TRUE(testing::same_outputs(want, got)) << seed;
+      }
+    }
+}
+
+}  // namespace
+}  // namespace uops
