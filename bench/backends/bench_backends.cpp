@@ -1159,6 +1159,74 @@ Workload avgpool2d() {
   return pooling(false);
 }
 
+// The pooling workloads' input gradients, dx from x and a random dy, compiled for their windows
+// as the forward ones are. oneDNN's max pooling backward reads the positions its forward pass
+// (training) records in a workspace: its peer is that forward pass, then the backward, as uops'
+// gradient finds each window's maximum again. Its average pooling backward needs no forward pass.
+Workload pooling_grad(bool max) {
+  const int64_t N = 8, H = 56, W = 56, C = 64;
+  const int64_t K = max ? 3 : 2, stride = 2, pad = max ? 1 : 0;
+  const int64_t OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
+  Workload w;
+  w.program = gradient_wrt(max ? "maxpool2d" : "avgpool2d", {"x"});
+  w.inputs = {{"x", random_tensor({N, H, W, C}, 41)}, {"dy", random_tensor({N, OH, OW, C}, 42)}};
+  w.params = {{"k", K}, {"stride", stride}};
+  if (max) w.params["pad"] = pad;
+  w.program = fix_params(w.program, w.params);
+  w.output_bytes = N * H * W * C * 4;
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    const auto algorithm =
+        max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+    auto y = std::make_shared<std::vector<float>>(N * OH * OW * C);
+    auto dx = std::make_shared<std::vector<float>>(N * H * W * C);
+    auto src = dnnl_memory({N, C, H, W}, Tag::nhwc, w.inputs["x"].data<float>());
+    auto dst = dnnl_memory({N, C, OH, OW}, Tag::nhwc, y->data());
+    auto dy = dnnl_memory({N, C, OH, OW}, Tag::nhwc, w.inputs["dy"].data<float>());
+    auto diff_src = dnnl_memory({N, C, H, W}, Tag::nhwc, dx->data());
+    dnnl::pooling_forward::primitive_desc fwd({dnnl::prop_kind::forward_training,
+                                               algorithm,
+                                               src.get_desc(),
+                                               dst.get_desc(),
+                                               {stride, stride},
+                                               {K, K},
+                                               {pad, pad},
+                                               {pad, pad}},
+                                              Dnnl::engine());
+    dnnl::pooling_backward::primitive_desc bwd({algorithm,
+                                                diff_src.get_desc(),
+                                                dy.get_desc(),
+                                                {stride, stride},
+                                                {K, K},
+                                                {pad, pad},
+                                                {pad, pad}},
+                                               Dnnl::engine(), fwd);
+    std::vector<Dnnl> steps;
+    Dnnl back{std::make_shared<dnnl::pooling_backward>(bwd),
+              {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, diff_src}}};
+    if (max) {
+      memory workspace(fwd.workspace_desc(), Dnnl::engine());
+      steps.push_back(
+          {std::make_shared<dnnl::pooling_forward>(fwd),
+           {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, workspace}}});
+      back.args[DNNL_ARG_WORKSPACE] = workspace;
+    }
+    steps.push_back(back);
+    // y, which only the forward pass reads and writes, lives as long as the peer.
+    w.peers.emplace_back("oneDNN", [chain = dnnl_chain(steps), y] { chain(); });
+    w.checks.push_back({"oneDNN", "dx", [dx] { return dx->data(); }});
+  }
+#endif
+  return w;
+}
+
+Workload maxpool2d_grad() {
+  return pooling_grad(true);
+}
+Workload avgpool2d_grad() {
+  return pooling_grad(false);
+}
+
 // x [8192, 1024] summed over axis 0 (a bias gradient's reduction): the registry's reductions
 // are over the last axis, so the graph is built here.
 Workload sum_axis0() {
@@ -1297,6 +1365,8 @@ AGAINST_PEERS(attention_s512)
 AGAINST_PEERS(attention_s1024)
 AGAINST_PEERS(maxpool2d)
 AGAINST_PEERS(avgpool2d)
+AGAINST_PEERS(maxpool2d_grad)
+AGAINST_PEERS(avgpool2d_grad)
 AGAINST_PEERS(sum_axis0)
 AGAINST_PEERS(depthwise_conv2d)
 AGAINST_PEERS(depthwise_conv2d_grad)
