@@ -1112,38 +1112,55 @@ Workload attention_s1024() {
   return attention(2, 1024, 64);
 }
 
-// NHWC pooling of [8, 56, 56, 64] against oneDNN's pooling_forward (inference): a ResNet stem's
-// 3x3 stride 2 pad 1 max pooling, a 2x2 stride 2 average pooling. oneDNN's max ignores padding as
-// uops' -inf fill does.
+// The pooling workloads' geometry, NHWC [8, 56, 56, 64]: a ResNet stem's 3x3 stride 2 pad 1 max
+// pooling, a 2x2 stride 2 average pooling, each compiled for its window and stride, as oneDNN's
+// primitive is (uops/ir/fixed_params.h): the window's loops unroll, 1.3 times faster at 1 and 2
+// threads. conv2d's kernels gain nothing from it, and depthwise conv2d's and conv2d's dw lose a
+// fifth, so they keep their parameters. oneDNN's max ignores padding as uops' -inf fill does.
+struct Pool {
+  bool max;
+  int64_t N = 8, H = 56, W = 56, C = 64, K = max ? 3 : 2, stride = 2, pad = max ? 1 : 0;
+  int64_t OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
+  ParamMap params() const {
+    ParamMap p = {{"k", K}, {"stride", stride}};
+    if (max) p["pad"] = pad;
+    return p;
+  }
+  Program fixed(const Program& p) const { return fix_params(p, params()); }
+#ifdef UOPS_BENCH_ONEDNN
+  dnnl::algorithm algorithm() const {
+    return max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+  }
+  dnnl::pooling_forward::primitive_desc forward(dnnl::prop_kind kind, const memory& src,
+                                                const memory& dst) const {
+    return {{kind,
+             algorithm(),
+             src.get_desc(),
+             dst.get_desc(),
+             {stride, stride},
+             {K, K},
+             {pad, pad},
+             {pad, pad}},
+            Dnnl::engine()};
+  }
+#endif
+};
+
+// The pools against oneDNN's pooling_forward (inference).
 Workload pooling(bool max) {
-  const int64_t N = 8, H = 56, W = 56, C = 64;
-  const int64_t K = max ? 3 : 2, stride = 2, pad = max ? 1 : 0;
-  const int64_t OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
+  const Pool s{max};
   Workload w;
-  w.program = optimize(forward_program(find_op(max ? "maxpool2d" : "avgpool2d"), DType::f32));
-  w.inputs = {{"x", random_tensor({N, H, W, C}, 37)}};
-  w.params = {{"k", K}, {"stride", stride}};
-  if (max) w.params["pad"] = pad;
-  // Compiled for its window and stride, as oneDNN's primitive is (uops/ir/fixed_params.h): the
-  // window's loops unroll, 1.3 times faster at 1 and 2 threads. conv2d's kernels gain nothing
-  // from it, and depthwise conv2d's and conv2d's dw lose a fifth, so they keep their parameters.
-  w.program = fix_params(w.program, w.params);
-  w.output_bytes = N * OH * OW * C * 4;
+  w.program =
+      s.fixed(optimize(forward_program(find_op(max ? "maxpool2d" : "avgpool2d"), DType::f32)));
+  w.inputs = {{"x", random_tensor({s.N, s.H, s.W, s.C}, 37)}};
+  w.params = s.params();
+  w.output_bytes = s.N * s.OH * s.OW * s.C * 4;
 #ifdef UOPS_BENCH_ONEDNN
   {
-    auto y = std::make_shared<std::vector<float>>(N * OH * OW * C);
-    auto src = dnnl_memory({N, C, H, W}, Tag::nhwc, w.inputs["x"].data<float>());
-    auto dst = dnnl_memory({N, C, OH, OW}, Tag::nhwc, y->data());
-    dnnl::pooling_forward::primitive_desc pd(
-        {dnnl::prop_kind::forward_inference,
-         max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding,
-         src.get_desc(),
-         dst.get_desc(),
-         {stride, stride},
-         {K, K},
-         {pad, pad},
-         {pad, pad}},
-        Dnnl::engine());
+    auto y = std::make_shared<std::vector<float>>(s.N * s.OH * s.OW * s.C);
+    auto src = dnnl_memory({s.N, s.C, s.H, s.W}, Tag::nhwc, w.inputs["x"].data<float>());
+    auto dst = dnnl_memory({s.N, s.C, s.OH, s.OW}, Tag::nhwc, y->data());
+    auto pd = s.forward(dnnl::prop_kind::forward_inference, src, dst);
     Dnnl d{std::make_shared<dnnl::pooling_forward>(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}};
     w.peers.emplace_back("oneDNN", d.runner());
     w.checks.push_back({"oneDNN", "y", [y] { return y->data(); }});
@@ -1159,47 +1176,34 @@ Workload avgpool2d() {
   return pooling(false);
 }
 
-// The pooling workloads' input gradients, dx from x and a random dy, compiled for their windows
-// as the forward ones are. oneDNN's max pooling backward reads the positions its forward pass
-// (training) records in a workspace: its peer is that forward pass, then the backward, as uops'
-// gradient finds each window's maximum again. Its average pooling backward needs no forward pass.
+// The pools' input gradients, dx from x and a random dy. oneDNN's max pooling backward reads the
+// positions its forward pass (training) records in a workspace: its peer is that forward pass,
+// then the backward, as uops' gradient finds each window's maximum again. Its average pooling
+// backward needs no forward pass.
 Workload pooling_grad(bool max) {
-  const int64_t N = 8, H = 56, W = 56, C = 64;
-  const int64_t K = max ? 3 : 2, stride = 2, pad = max ? 1 : 0;
-  const int64_t OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
+  const Pool s{max};
   Workload w;
-  w.program = gradient_wrt(max ? "maxpool2d" : "avgpool2d", {"x"});
-  w.inputs = {{"x", random_tensor({N, H, W, C}, 41)}, {"dy", random_tensor({N, OH, OW, C}, 42)}};
-  w.params = {{"k", K}, {"stride", stride}};
-  if (max) w.params["pad"] = pad;
-  w.program = fix_params(w.program, w.params);
-  w.output_bytes = N * H * W * C * 4;
+  w.program = s.fixed(gradient_wrt(max ? "maxpool2d" : "avgpool2d", {"x"}));
+  w.inputs = {{"x", random_tensor({s.N, s.H, s.W, s.C}, 41)},
+              {"dy", random_tensor({s.N, s.OH, s.OW, s.C}, 42)}};
+  w.params = s.params();
+  w.output_bytes = s.N * s.H * s.W * s.C * 4;
 #ifdef UOPS_BENCH_ONEDNN
   {
-    const auto algorithm =
-        max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
-    auto y = std::make_shared<std::vector<float>>(N * OH * OW * C);
-    auto dx = std::make_shared<std::vector<float>>(N * H * W * C);
-    auto src = dnnl_memory({N, C, H, W}, Tag::nhwc, w.inputs["x"].data<float>());
-    auto dst = dnnl_memory({N, C, OH, OW}, Tag::nhwc, y->data());
-    auto dy = dnnl_memory({N, C, OH, OW}, Tag::nhwc, w.inputs["dy"].data<float>());
-    auto diff_src = dnnl_memory({N, C, H, W}, Tag::nhwc, dx->data());
-    dnnl::pooling_forward::primitive_desc fwd({dnnl::prop_kind::forward_training,
-                                               algorithm,
-                                               src.get_desc(),
-                                               dst.get_desc(),
-                                               {stride, stride},
-                                               {K, K},
-                                               {pad, pad},
-                                               {pad, pad}},
-                                              Dnnl::engine());
-    dnnl::pooling_backward::primitive_desc bwd({algorithm,
+    auto y = std::make_shared<std::vector<float>>(s.N * s.OH * s.OW * s.C);
+    auto dx = std::make_shared<std::vector<float>>(s.N * s.H * s.W * s.C);
+    auto src = dnnl_memory({s.N, s.C, s.H, s.W}, Tag::nhwc, w.inputs["x"].data<float>());
+    auto dst = dnnl_memory({s.N, s.C, s.OH, s.OW}, Tag::nhwc, y->data());
+    auto dy = dnnl_memory({s.N, s.C, s.OH, s.OW}, Tag::nhwc, w.inputs["dy"].data<float>());
+    auto diff_src = dnnl_memory({s.N, s.C, s.H, s.W}, Tag::nhwc, dx->data());
+    auto fwd = s.forward(dnnl::prop_kind::forward_training, src, dst);
+    dnnl::pooling_backward::primitive_desc bwd({s.algorithm(),
                                                 diff_src.get_desc(),
                                                 dy.get_desc(),
-                                                {stride, stride},
-                                                {K, K},
-                                                {pad, pad},
-                                                {pad, pad}},
+                                                {s.stride, s.stride},
+                                                {s.K, s.K},
+                                                {s.pad, s.pad},
+                                                {s.pad, s.pad}},
                                                Dnnl::engine(), fwd);
     std::vector<Dnnl> steps;
     Dnnl back{std::make_shared<dnnl::pooling_backward>(bwd),
