@@ -100,18 +100,19 @@ void recompute_in_later_blocks(Program& p, int t) {
     for (auto& a : block_accesses(p.blocks[b]))
       if (a.tensor == t && a.write) ++writes, wb = int(b);
   if (writes != 1) return;
+  // The assign sits in the block's loop at its rank, and the loops to there span its shape.
   const Block& x = p.blocks[wb];
+  size_t rank = info.shape.size(), depth = std::max<size_t>(rank, 1);
+  if (x.loops.size() < depth) return;
   const Stmt* w = nullptr;
-  for (auto& s : x.loops.back().stmts)
+  for (auto& s : x.loops[depth - 1].stmts)
     if (s.kind == StmtKind::assign && s.tensor == t) w = &s;
   std::vector<Value> seen;
   if (!w || distinct_nodes(w->value, 32, seen) > 32 || !stored_exactly(p, t, w->value)) return;
   std::vector<int> carried;
   collect_carried(w->value, carried);
   if (!carried.empty()) return;
-  size_t rank = info.shape.size();
-  if (x.loops.size() != std::max<size_t>(rank, 1)) return;
-  for (size_t k = 0; k < x.loops.size(); ++k) {
+  for (size_t k = 0; k < depth; ++k) {
     Index extent = rank ? info.shape[k] : idx::constant(1);
     if (!is_const(x.loops[k].start) || x.loops[k].start->constant != 0 ||
         !equal(x.loops[k].end, extent) || (rank && !equal(w->index[k], idx::var(x.loops[k].var))))
@@ -120,7 +121,9 @@ void recompute_in_later_blocks(Program& p, int t) {
   std::vector<bool> reads(p.tensors.size());
   for (auto& a : stmt_accesses(*w, 0, 0))
     if (!a.write) reads[a.tensor] = true;
-  if (reads[t]) return;
+  // Loops inside the assign's (a block fused around it) only where it reads no tensor: a fill,
+  // such as the scale attention's gradient reads again, recomputed for free where it is read.
+  if (reads[t] || (x.loops.size() > depth && std::count(reads.begin(), reads.end(), true))) return;
   auto writes_reads = [&](const Block& b) {
     auto sets = tensor_sets(b, int(p.tensors.size()));
     for (size_t u = 0; u < reads.size(); ++u)

@@ -103,6 +103,42 @@ TEST(Substitution, RecomputesInLaterBlocksCountingARepeatedTermOnce) {
   expect_same(twice, optimize(twice, {true}), in);
 }
 
+// A temporary assigned by a statement that reads no tensor (a fill, a scale) in a block fused
+// around it, with loops inside its own, is recomputed at each read in a later block: attention's
+// gradient read back its forward pass's scale, stored to every score. One that reads a tensor
+// stays: a later block would redo the loads the fused block makes anyway.
+TEST(Substitution, RecomputesAFillAFusedBlockAssignsInLaterBlocks) {
+  auto program = [](const Value& v) {
+    Program p =
+        vector_program({{"t", Role::temporary}, {"u", Role::output}, {"out", Role::output}});
+    // for i: t[i] = v; for j: u[j] = x[j] * x[i]
+    Block fused = vector_block(p, "fused", {assign(1, {V()}, v)});
+    Loop inner;
+    inner.var = p.num_vars++;
+    inner.start = idx::constant(0);
+    inner.end = idx::dim(0, 0);
+    Index i = idx::var(fused.loops[0].var), j = idx::var(inner.var);
+    inner.stmts.push_back(
+        assign(2, {j}, val::binary(BinaryOp::mul, val::load(0, {j}), val::load(0, {i}))));
+    fused.loops.push_back(inner);
+    p.blocks.push_back(fused);
+    p.blocks.push_back(vector_block(
+        p, "read",
+        {assign(3, {V()}, val::binary(BinaryOp::mul, val::load(1, {V()}), val::load(0, {V()})))}));
+    EXPECT_TRUE(verify(p).empty()) << print(p);
+    return p;
+  };
+  TensorMap in{{"x", ramp(DType::f32, {5})}};
+  Program fill = program(val::constant(0.125));
+  Program q = eliminate_dead_code(substitute_variables(fill));
+  EXPECT_EQ(q.find_tensor("t"), -1) << print(q);
+  expect_same(fill, q, in);
+  expect_same(fill, optimize(fill, {true}), in);
+  Program load = program(val::unary(UnaryOp::exp, val::load(0, {V()})));
+  EXPECT_GE(eliminate_dead_code(substitute_variables(load)).find_tensor("t"), 0);
+  expect_same(load, optimize(load, {true}), in);
+}
+
 // layernorm's gradient, given its residuals (gradient_residuals: x's row mean and the
 // reciprocal standard deviation among them) or recomputing them, keeps no temporary of x's size:
 // dx's term is recomputed from the loads its block makes anyway.

@@ -13,7 +13,9 @@
 // innermost loop of a block whose loops are exactly its axes from 0, is recomputed in each later
 // block whose every access to it is proven in range: the reads become the assigned expression
 // at the composed index (unless a composed index passes 64 nodes). softmax and layernorm then
-// need no full-size temporary; the assign goes when dead code finds no read left.
+// need no full-size temporary; the assign goes when dead code finds no read left. An assign that
+// reads no tensor (a fill, a scale) may sit in a block fused around it, with loops inside the
+// one at its rank: attention's gradient no longer stores its scale to every score.
 #pragma once
 
 #include "uops/ir/program.h"
