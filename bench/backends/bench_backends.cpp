@@ -1019,9 +1019,8 @@ Workload batched_matmul() {
   return w;
 }
 
-// o = softmax(q k^T / sqrt(D)) v over B = batch x heads, q, k, v [B, S, D]: uops as one graph;
-// the peers as matmul, softmax, matmul (oneDNN: the scale as the first matmul's post-op).
-Workload attention(int64_t B, int64_t S, int64_t D) {
+// o = softmax(q k^T / sqrt(D)) v over B = batch x heads, q, k, v [B, S, D], as one graph.
+Graph attention_graph(int64_t D) {
   const float scale = 1.0f / std::sqrt(float(D));
   Graph g;
   Node q = g.input("q", 3, DType::f32), k = g.input("k", 3, DType::f32),
@@ -1035,16 +1034,25 @@ Workload attention(int64_t B, int64_t S, int64_t D) {
   auto rows = [&](Node col, Node like) {
     return g.reindex(col, {"dA0", "dA1", "dA2"}, {"i0", "i1", "0"}, {like});
   };
-  Node e =
-      g.unary(UnaryOp::exp, g.binary(BinaryOp::sub, s, rows(g.reduce(ReduceOp::max, {2}, s), s)));
+  // The row maximum keeps exp from overflowing and cancels from p, so no gradient flows through
+  // it, as in the softmax op (stop_gradient: the forward program is the same).
+  Node mx = g.stop_gradient(g.reduce(ReduceOp::max, {2}, s));
+  Node e = g.unary(UnaryOp::exp, g.binary(BinaryOp::sub, s, rows(mx, s)));
   Node p = g.binary(BinaryOp::div, e, rows(g.reduce(ReduceOp::sum, {2}, e), e));
   // [B, S, D, S] products summed over the keys.
   std::vector<std::string> bidj = {"dA0[=dB0]", "dA1", "dB2", "dA2[=dB1]"};
   Node pv = g.binary(BinaryOp::mul, g.reindex(p, bidj, {"i0", "i1", "i3"}, {p, v}),
                      g.reindex(v, bidj, {"i0", "i3", "i2"}, {p, v}));
   g.output("o", g.squeeze(g.reduce(ReduceOp::sum, {3}, pv), {3}));
+  return g;
+}
+
+// Attention's forward pass: uops as one graph; the peers as matmul, softmax, matmul (oneDNN: the
+// scale as the first matmul's post-op).
+Workload attention(int64_t B, int64_t S, int64_t D) {
+  const float scale = 1.0f / std::sqrt(float(D));
   Workload w;
-  w.program = optimize(lower(g));
+  w.program = optimize(lower(attention_graph(D)));
   w.inputs = {{"q", random_tensor({B, S, D}, 34)},
               {"k", random_tensor({B, S, D}, 35)},
               {"v", random_tensor({B, S, D}, 36)}};
@@ -1097,6 +1105,66 @@ Workload attention(int64_t B, int64_t S, int64_t D) {
     // The memories only point at the scores: the runner keeps them.
     w.peers.emplace_back("oneDNN", [run, sbuf, pbuf] { run(); });
     w.checks.push_back({"oneDNN", "o", [o] { return o->data(); }});
+  }
+#endif
+  return w;
+}
+
+// Attention's whole gradient (dq, dk and dv from q, k, v and do) as a training step takes it,
+// B 8, S 512, d 64. uops' gradient program recomputes the scores and the softmax; so does the
+// oneDNN peer: q k^T, the softmax forward, dv = p^T do, dp = do v^T, the softmax backward, then
+// dq = ds k and dk = ds^T q, the scale a post-op of the matmuls that take it and every transpose
+// a stride.
+Workload attention_grad_s512() {
+  const int64_t B = 8, S = 512, D = 64;
+  Workload w;
+  w.program = optimize(gradient(attention_graph(D), {"q", "k", "v"}));
+  w.inputs = {{"q", random_tensor({B, S, D}, 44)},
+              {"k", random_tensor({B, S, D}, 45)},
+              {"v", random_tensor({B, S, D}, 46)},
+              {"do", random_tensor({B, S, D}, 47)}};
+  w.output_bytes = 3 * B * S * D * 4;
+#ifdef UOPS_BENCH_ONEDNN
+  {
+    auto buffer = [](int64_t n) { return std::make_shared<std::vector<float>>(size_t(n)); };
+    auto s = buffer(B * S * S), p = buffer(B * S * S), dp = buffer(B * S * S),
+         ds = buffer(B * S * S), dq = buffer(B * S * D), dk = buffer(B * S * D),
+         dv = buffer(B * S * D);
+    auto data = [&](const char* name) { return const_cast<float*>(w.inputs[name].data<float>()); };
+    // [B, S, d] row-major as itself and as its transpose [B, d, S]; [B, S, S] likewise.
+    auto bsd = [&](float* x) { return dnnl_memory({B, S, D}, Tag::abc, x); };
+    auto bds = [&](float* x) { return dnnl_memory({B, D, S}, Tag::acb, x); };
+    auto bss = [&](float* x, Tag tag) { return dnnl_memory({B, S, S}, tag, x); };
+    auto scaled = [&](memory src, memory wei, memory dst) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f / std::sqrt(float(D)), 0.0f);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(ops);
+      dnnl::matmul::primitive_desc pd({src.get_desc(), wei.get_desc(), dst.get_desc()}, attr,
+                                      Dnnl::engine());
+      return Dnnl{std::make_shared<dnnl::matmul>(pd),
+                  {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}}};
+    };
+    memory sm = bss(s->data(), Tag::abc), pm = bss(p->data(), Tag::abc),
+           dpm = bss(dp->data(), Tag::abc), dsm = bss(ds->data(), Tag::abc);
+    dnnl::softmax_forward::primitive_desc fwd({dnnl::prop_kind::forward_training, sm.get_desc(), 2},
+                                              Dnnl::engine());
+    dnnl::softmax_backward::primitive_desc bwd({dpm.get_desc(), pm.get_desc(), 2}, Dnnl::engine(),
+                                               fwd);
+    auto run = dnnl_chain(
+        {scaled(bsd(data("q")), bds(data("k")), sm),
+         {std::make_shared<dnnl::softmax_forward>(fwd), {{DNNL_ARG_SRC, sm}, {DNNL_ARG_DST, pm}}},
+         dnnl_matmul(bss(p->data(), Tag::acb), bsd(data("do")), bsd(dv->data())),
+         dnnl_matmul(bsd(data("do")), bds(data("v")), dpm),
+         {std::make_shared<dnnl::softmax_backward>(bwd),
+          {{DNNL_ARG_DST, pm}, {DNNL_ARG_DIFF_DST, dpm}, {DNNL_ARG_DIFF_SRC, dsm}}},
+         scaled(dsm, bsd(data("k")), bsd(dq->data())),
+         scaled(bss(ds->data(), Tag::acb), bsd(data("q")), bsd(dk->data()))});
+    // The memories only point at the buffers: the runner keeps them.
+    w.peers.emplace_back("oneDNN", [run, s, p, dp, ds] { run(); });
+    w.checks.push_back({"oneDNN", "dq", [dq] { return dq->data(); }});
+    w.checks.push_back({"oneDNN", "dk", [dk] { return dk->data(); }});
+    w.checks.push_back({"oneDNN", "dv", [dv] { return dv->data(); }});
   }
 #endif
   return w;
@@ -1367,6 +1435,7 @@ AGAINST_PEERS(batched_matmul)
 AGAINST_PEERS(attention_s128)
 AGAINST_PEERS(attention_s512)
 AGAINST_PEERS(attention_s1024)
+AGAINST_PEERS(attention_grad_s512)
 AGAINST_PEERS(maxpool2d)
 AGAINST_PEERS(avgpool2d)
 AGAINST_PEERS(maxpool2d_grad)

@@ -33,6 +33,7 @@ import sys
 WORKLOADS = ("BM_(elementwise|elementwise_large|softmax|layernorm|matmul|matmul_s128|linear|conv2d|"
              "matmul_grad|conv2d_bwd_data|conv2d_bwd_weights|conv2d_grad|linear_grad|softmax_bwd|"
              "layernorm_bwd|gelu_bwd|batched_matmul|attention_s128|attention_s512|attention_s1024|"
+             "attention_grad_s512|"
              "maxpool2d|avgpool2d|maxpool2d_grad|avgpool2d_grad|sum_axis0|depthwise_conv2d|"
              "depthwise_conv2d_grad)/")
 LIBRARY_ORDER = ["oneDNN", "OpenBLAS", "Eigen"]

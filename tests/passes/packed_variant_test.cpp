@@ -163,4 +163,39 @@ TEST(PackedVariant, RandomAttentionShapesMatchExactly) {
   }
 }
 
+// The gradients of those shapes (a scale among their epilogues, which the forward and backward
+// parts both read: variable_substitution.h): the optimized program and its variant give the
+// unoptimized gradient's bytes in the interpreter, and the variant as C (exact).
+TEST(PackedVariant, RandomAttentionGradientsMatchTheUnoptimizedGradient) {
+  std::mt19937_64 rng(46);
+  auto pick = [&](int n) { return int(rng() % uint64_t(n)); };
+  std::vector<Program> plain, variants;
+  std::vector<TensorMap> inputs;
+  for (int trial = 0; trial < 24; ++trial) {
+    Program lowered = gradient(testing::random_attention_scores(pick), {"q", "k", "bias"});
+    Program p = optimize(lowered, {true});
+    int64_t b = 1 + pick(3), m = 1 + pick(9), n = 1 + pick(9), d = 1 + pick(20);
+    const std::map<std::string, std::vector<int64_t>> shapes = {
+        {"q", {b, m, d}}, {"k", {b, n, d}}, {"bias", {n}}, {"dout", {b, m, n}}};
+    expect_same_bits(lowered, p, shapes, uint64_t(trial));
+    auto v = packed_variant(p);
+    if (!v) continue;
+    ASSERT_TRUE(verify(v->program).empty()) << verify(v->program)[0] << print(v->program);
+    expect_same_bits(lowered, v->program, shapes, uint64_t(trial));
+    inputs.push_back(testing::random_inputs(p, shapes, uint64_t(trial)));
+    plain.push_back(std::move(lowered));
+    variants.push_back(std::move(v->program));
+  }
+  EXPECT_GE(variants.size(), 4u) << "too few attention gradients had a packed variant";
+  CCompileOptions exact;
+  exact.reassociate = false;
+  exact.extra_flags = {"-O1"};
+  auto exes = compile_c_batch(variants, exact);
+  for (size_t i = 0; i < variants.size(); ++i) {
+    TensorMap want = interpret(plain[i], inputs[i]), got = exes[i]->run(inputs[i]);
+    for (auto& [name, w] : want)
+      EXPECT_EQ(w.bytes, got.at(name).bytes) << i << "\n" << print(variants[i]);
+  }
+}
+
 }  // namespace uops
