@@ -47,6 +47,20 @@ void expect_same_bits(const Program& p, const Program& variant,
     EXPECT_EQ(w.bytes, got.at(name).bytes) << name << "\n" << print(variant);
 }
 
+// The variants compiled as C (exact) give the interpreter's bytes for the programs they vary.
+void expect_c_matches(const std::vector<Program>& programs, const std::vector<Program>& variants,
+                      const std::vector<TensorMap>& inputs) {
+  CCompileOptions exact;
+  exact.reassociate = false;
+  exact.extra_flags = {"-O1"};
+  auto exes = compile_c_batch(variants, exact);
+  for (size_t i = 0; i < variants.size(); ++i) {
+    TensorMap want = interpret(programs[i], inputs[i]), got = exes[i]->run(inputs[i]);
+    for (auto& [name, w] : want)
+      EXPECT_EQ(w.bytes, got.at(name).bytes) << i << "\n" << print(variants[i]);
+  }
+}
+
 }  // namespace
 
 // Attention reads a copy of k laid out [b][d][j], re-read across the query rows; the row
@@ -152,15 +166,7 @@ TEST(PackedVariant, RandomAttentionShapesMatchExactly) {
     variants.push_back(std::move(v->program));
   }
   EXPECT_GE(variants.size(), 20u) << "too few attention shapes had a packed variant";
-  CCompileOptions exact;
-  exact.reassociate = false;
-  exact.extra_flags = {"-O1"};
-  auto exes = compile_c_batch(variants, exact);
-  for (size_t i = 0; i < variants.size(); ++i) {
-    TensorMap want = interpret(programs[i], inputs[i]), got = exes[i]->run(inputs[i]);
-    for (auto& [name, w] : want)
-      EXPECT_EQ(w.bytes, got.at(name).bytes) << i << "\n" << print(variants[i]);
-  }
+  expect_c_matches(programs, variants, inputs);
 }
 
 // The gradients of those shapes (a scale among their epilogues, which the forward and backward
@@ -187,15 +193,7 @@ TEST(PackedVariant, RandomAttentionGradientsMatchTheUnoptimizedGradient) {
     variants.push_back(std::move(v->program));
   }
   EXPECT_GE(variants.size(), 4u) << "too few attention gradients had a packed variant";
-  CCompileOptions exact;
-  exact.reassociate = false;
-  exact.extra_flags = {"-O1"};
-  auto exes = compile_c_batch(variants, exact);
-  for (size_t i = 0; i < variants.size(); ++i) {
-    TensorMap want = interpret(plain[i], inputs[i]), got = exes[i]->run(inputs[i]);
-    for (auto& [name, w] : want)
-      EXPECT_EQ(w.bytes, got.at(name).bytes) << i << "\n" << print(variants[i]);
-  }
+  expect_c_matches(plain, variants, inputs);
 }
 
 }  // namespace uops
