@@ -143,9 +143,16 @@ std::function<void()> dnnl_chain(std::vector<Dnnl> steps) {
 }
 
 // oneDNN's matmul dst = src * wei; a memory of Tag::ba reads a row-major matrix as its transpose,
-// so transposes are strides, not copies.
-Dnnl dnnl_matmul(memory src, memory wei, memory dst) {
-  dnnl::matmul::primitive_desc pd({src.get_desc(), wei.get_desc(), dst.get_desc()}, Dnnl::engine());
+// so transposes are strides, not copies. A `scale` other than 1 multiplies dst as a post-op.
+Dnnl dnnl_matmul(memory src, memory wei, memory dst, float scale = 1.0f) {
+  dnnl::primitive_attr attr;
+  if (scale != 1.0f) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, scale, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  dnnl::matmul::primitive_desc pd({src.get_desc(), wei.get_desc(), dst.get_desc()}, attr,
+                                  Dnnl::engine());
   return {std::make_shared<dnnl::matmul>(pd),
           {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}}};
 }
@@ -1086,22 +1093,12 @@ Workload attention(int64_t B, int64_t S, int64_t D) {
     auto sm = dnnl_memory({B, S, S}, Tag::abc, sbuf->data());
     auto pm = dnnl_memory({B, S, S}, Tag::abc, pbuf->data());
     auto om = dnnl_memory({B, S, D}, Tag::abc, o->data());
-    dnnl::post_ops ops;
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, scale, 0.0f);
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(ops);
-    dnnl::matmul::primitive_desc qk_pd({qm.get_desc(), kt.get_desc(), sm.get_desc()}, attr,
-                                       Dnnl::engine());
     dnnl::softmax_forward::primitive_desc sm_pd(
         {dnnl::prop_kind::forward_inference, sm.get_desc(), 2}, Dnnl::engine());
-    dnnl::matmul::primitive_desc pv_pd({pm.get_desc(), vm.get_desc(), om.get_desc()},
-                                       Dnnl::engine());
     auto run = dnnl_chain(
-        {{std::make_shared<dnnl::matmul>(qk_pd),
-          {{DNNL_ARG_SRC, qm}, {DNNL_ARG_WEIGHTS, kt}, {DNNL_ARG_DST, sm}}},
+        {dnnl_matmul(qm, kt, sm, scale),
          {std::make_shared<dnnl::softmax_forward>(sm_pd), {{DNNL_ARG_SRC, sm}, {DNNL_ARG_DST, pm}}},
-         {std::make_shared<dnnl::matmul>(pv_pd),
-          {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, vm}, {DNNL_ARG_DST, om}}}});
+         dnnl_matmul(pm, vm, om)});
     // The memories only point at the scores: the runner keeps them.
     w.peers.emplace_back("oneDNN", [run, sbuf, pbuf] { run(); });
     w.checks.push_back({"oneDNN", "o", [o] { return o->data(); }});
@@ -1135,16 +1132,7 @@ Workload attention_grad_s512() {
     auto bsd = [&](float* x) { return dnnl_memory({B, S, D}, Tag::abc, x); };
     auto bds = [&](float* x) { return dnnl_memory({B, D, S}, Tag::acb, x); };
     auto bss = [&](float* x, Tag tag) { return dnnl_memory({B, S, S}, tag, x); };
-    auto scaled = [&](memory src, memory wei, memory dst) {
-      dnnl::post_ops ops;
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f / std::sqrt(float(D)), 0.0f);
-      dnnl::primitive_attr attr;
-      attr.set_post_ops(ops);
-      dnnl::matmul::primitive_desc pd({src.get_desc(), wei.get_desc(), dst.get_desc()}, attr,
-                                      Dnnl::engine());
-      return Dnnl{std::make_shared<dnnl::matmul>(pd),
-                  {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}}};
-    };
+    const float scale = 1.0f / std::sqrt(float(D));
     memory sm = bss(s->data(), Tag::abc), pm = bss(p->data(), Tag::abc),
            dpm = bss(dp->data(), Tag::abc), dsm = bss(ds->data(), Tag::abc);
     dnnl::softmax_forward::primitive_desc fwd({dnnl::prop_kind::forward_training, sm.get_desc(), 2},
@@ -1152,14 +1140,14 @@ Workload attention_grad_s512() {
     dnnl::softmax_backward::primitive_desc bwd({dpm.get_desc(), pm.get_desc(), 2}, Dnnl::engine(),
                                                fwd);
     auto run = dnnl_chain(
-        {scaled(bsd(data("q")), bds(data("k")), sm),
+        {dnnl_matmul(bsd(data("q")), bds(data("k")), sm, scale),
          {std::make_shared<dnnl::softmax_forward>(fwd), {{DNNL_ARG_SRC, sm}, {DNNL_ARG_DST, pm}}},
          dnnl_matmul(bss(p->data(), Tag::acb), bsd(data("do")), bsd(dv->data())),
          dnnl_matmul(bsd(data("do")), bds(data("v")), dpm),
          {std::make_shared<dnnl::softmax_backward>(bwd),
           {{DNNL_ARG_DST, pm}, {DNNL_ARG_DIFF_DST, dpm}, {DNNL_ARG_DIFF_SRC, dsm}}},
-         scaled(dsm, bsd(data("k")), bsd(dq->data())),
-         scaled(bss(ds->data(), Tag::acb), bsd(data("q")), bsd(dk->data()))});
+         dnnl_matmul(dsm, bsd(data("k")), bsd(dq->data()), scale),
+         dnnl_matmul(bss(ds->data(), Tag::acb), bsd(data("q")), bsd(dk->data()), scale)});
     // The memories only point at the buffers: the runner keeps them.
     w.peers.emplace_back("oneDNN", [run, s, p, dp, ds] { run(); });
     w.checks.push_back({"oneDNN", "dq", [dq] { return dq->data(); }});
