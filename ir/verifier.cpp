@@ -303,7 +303,8 @@ class Verifier {
           (plan.simd.empty() || std::any_of(plan.simd.begin(), plan.simd.end(),
                                             [](const Carried& c) { return is_arg_reduce(c.op); })))
         fail(at + ": fewer lanes for a loop with no SIMD reduction, or with an argmax or argmin");
-      if (!plan.prefetch.empty() && !plan.lanes) fail(at + ": prefetches outside a loop in lanes");
+      if (!plan.prefetch.empty() && !plan.lanes && !plan.tile)
+        fail(at + ": prefetches outside a loop in lanes or a register tile's loop");
       if ((plan.tile_start || plan.tile_unrolled) && !plan.tile)
         fail(at + ": a tile's start or unrolled rows without a tile");
       for (int v : plan.tile_start_first) {

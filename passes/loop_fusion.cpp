@@ -130,9 +130,8 @@ class Fusion {
   Block build(const Block& host, const Block& guest) const {
     auto vars = renames();
     Block out = host;
-    for (auto& l : out.loops) {
-      if (b_is_host_) l.stmts.clear();
-    }
+    if (b_is_host_)
+      for (auto& l : out.loops) l.stmts.clear();
     for (size_t p = 0; p < guest.loops.size(); ++p) {
       Loop& l = out.loops[p];
       l.carried.insert(l.carried.end(), guest.loops[p].carried.begin(),

@@ -5,6 +5,7 @@
 #include "backends/c/c_compiler.h"
 #include "backends/c/c_lane_groups.h"
 #include "backends/c/c_team_plan.h"
+#include "backends/c/c_tile_prefetch.h"
 #include "backends/codegen/kernel_writer.h"
 #include "backends/codegen/zero_fill.h"
 #include "uops/backends/c/c_backend.h"
@@ -216,6 +217,7 @@ std::string function(const Program& original, const std::string& entry, const Cp
   Program p =
       plan_cpu(zeroes == Zeros::by_entry ? codegen::with_own_zeros(original) : original, target);
   plan_lane_groups(p);
+  plan_tile_prefetch(p);
   const TeamPlan teams = plan_teams(p, target.worksharing);
   KernelWriter w(p, dialect);
   w.reciprocal_division = target.reassociate;

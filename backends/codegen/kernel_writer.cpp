@@ -818,6 +818,14 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
   out += pad(indent) + "for (int64_t " + v + " = " + index(l.start) + "; " + v + " < " + end +
          "; ++" + v + ") {\n";
   declare_carried(b, l, indent + 1, out);
+  // A register tile's prefetches, at each step of the loop right outside its loops
+  // (LoopPlan::prefetch on the tile's loop, c_tile_prefetch.h).
+  for (size_t t = 0; t <= k; ++t)
+    if (b.loops[t].plan.tile && k + 1 + size_t(b.loops[t].plan.tile) == b.loops.size())
+      for (auto& [tensor, at] : b.loops[t].plan.prefetch)
+        out += pad(indent + 1) + helper("uops_prefetch_at") + "(" + names_.tensors[tensor] + ", (" +
+               offset(tensor, at) + ") * " + std::to_string(dtype_size(p_.tensors[tensor].dtype)) +
+               ");\n";
   if (k + 1 < b.loops.size()) nest(b, k + 1, indent + 1, out, before, atomic, within);
   statements(b, l, indent + 1, out, atomic);
   out += pad(indent) + "}\n";
@@ -1181,6 +1189,16 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
            "    __builtin_prefetch((const void *)((uintptr_t)p + (uintptr_t)(at + i)), 1, 3);\n"
            "#else\n"
            "  (void)p; (void)at; (void)n;\n"
+           "#endif\n"
+           "}\n"},
+      {"uops_prefetch_at",
+       "/* Asks for the cache line at byte `at` from p, to be read (a register tile's\n"
+       " * LoopPlan::prefetch): integer arithmetic, as the address may lie past the tensor. */\n" +
+           in + "void uops_prefetch_at(const void *p, int64_t at) {\n" +
+           "#if defined(__GNUC__)\n"
+           "  __builtin_prefetch((const void *)((uintptr_t)p + (uintptr_t)at), 0, 3);\n"
+           "#else\n"
+           "  (void)p; (void)at;\n"
            "#endif\n"
            "}\n"},
       {"uops_prefetch",

@@ -108,7 +108,9 @@ struct LoopPlan {
   // row_local_runs, beside lanes: rows to prefetch, each a tensor and the index of its element
   // at this loop's variable: at each step of the loop in lanes, the step's elements of the rows
   // the run's first block reads from memory at the shared loop's next iteration, fetched into
-  // the cache while this block re-reads the current ones from L1.
+  // the cache while this block re-reads the current ones from L1. The C backend's tile prefetches
+  // (backends/c/c_tile_prefetch.h), on a register tile's loop (beside tile): elements fetched at
+  // each step of the loop right outside the tile's loops, each a tensor and its index there.
   std::vector<std::pair<int, std::vector<Index>>> prefetch;
   // simd_math: the innermost loop, which reduces nothing and calls math functions, runs in SIMD
   // lanes where libmvec is linked, so that the calls go to its SIMD variants.
