@@ -1,7 +1,6 @@
 #include "backends/c/c_tile_prefetch.h"
 
-#include <algorithm>
-
+#include "uops/ir/analysis.h"
 #include "uops/ir/value_expr.h"
 #include "uops/parser/index_expr.h"
 
@@ -40,9 +39,7 @@ void plan_tile_prefetch(Program& p) {
         std::vector<Index> at;
         for (const Index& e : index) at.push_back(ahead(e));
         for (auto& [t, other] : fetch)
-          if (t == load.tensor && std::equal(other.begin(), other.end(), at.begin(), at.end(),
-                                             [](auto& x, auto& y) { return equal(x, y); }))
-            return;
+          if (t == load.tensor && same_index(other, at)) return;
         fetch.emplace_back(load.tensor, std::move(at));
       });
   }
