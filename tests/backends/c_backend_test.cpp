@@ -1817,6 +1817,16 @@ TEST(CBackend, TargetAndContractionFlags) {
 #endif
   for (auto& f : cgen::compile_flags(cc, portable)) EXPECT_EQ(f.find("-march"), 0u + f.npos);
   EXPECT_TRUE(has(cgen::compile_flags(cc, exact), "-ffp-contract=off"));
+#if defined(__x86_64__)
+  // The compiler's own vectorization runs at the width the plan's tiles are sized for.
+  CCompileOptions v4, v3;
+  v4.target = "x86-64-v4";
+  v3.target = "x86-64-v3";
+  EXPECT_TRUE(has(cgen::compile_flags(cc, v4), "-mprefer-vector-width=512"));
+  EXPECT_FALSE(has(cgen::compile_flags(cc, v3), "-mprefer-vector-width=512"));
+  EXPECT_FALSE(has(cgen::compile_flags(cc, portable), "-mprefer-vector-width=512"));
+  EXPECT_EQ(has(flags, "-mprefer-vector-width=512"), cgen::cpu_target(native).vector_bytes == 64);
+#endif
   Program p = optimize(lower(matmul_graph()));
   TensorMap in = testing::random_inputs(p, {{"a", {9, 300}}, {"b", {300, 17}}}, 8);
   TensorMap want = interpret(p, in);

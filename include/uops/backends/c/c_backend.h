@@ -51,6 +51,8 @@ struct CCompileOptions {
   // The instruction set kernels are compiled for: "native" (the host's: -march=native on x86,
   // -mcpu=native on AArch64; the host's CPU model and features go into the kernel-cache key),
   // "" (the compiler's default target: portable), or any other value, passed as -march=<value>.
+  // A target with AVX-512 also gets -mprefer-vector-width=512, so that the loops the compiler
+  // vectorizes on its own use the whole width (a -mprefer-vector-width in extra_flags wins).
   std::string target = "native";
   std::vector<std::string> extra_flags;
   // Also compile the program's packed variant, where it has one (uops/passes/packed_variant.h:
