@@ -253,7 +253,11 @@ int target_vector_bytes(const CompilerInfo& cc, const std::string& march) {
   return bytes;
 }
 
-CpuTarget cpu_target(const CCompileOptions& options, bool worksharing) {
+namespace {
+
+// The width of the target's vectors (cpu_target), asking `cc` where the name needs a compiler;
+// with none given, the options' own compiler.
+int vector_bytes(const CCompileOptions& options, const CompilerInfo* cc) {
   int bytes = 64;
   if (options.target == "native") {
 #if defined(__x86_64__) || defined(__i386__)
@@ -272,11 +276,18 @@ CpuTarget cpu_target(const CCompileOptions& options, bool worksharing) {
   } else {
     // Any other name (haswell, znver3, skylake-avx512...): as the compiler defines it.
     try {
-      bytes = target_vector_bytes(compiler_info(options.compiler), options.target);
+      bytes = target_vector_bytes(cc ? *cc : compiler_info(options.compiler), options.target);
     } catch (const Error&) {
       // No compiler to ask: the widest plan, which its compile would not get to anyway.
     }
   }
+  return bytes;
+}
+
+}  // namespace
+
+CpuTarget cpu_target(const CCompileOptions& options, bool worksharing) {
+  const int bytes = vector_bytes(options, nullptr);
   int64_t stream = options.tile_stream_bytes > 0 ? options.tile_stream_bytes : kStreamBytes;
 #ifdef _SC_LEVEL3_CACHE_SIZE
   if (options.tile_stream_bytes <= 0 && options.target == "native")
@@ -316,11 +327,11 @@ std::vector<std::string> compile_flags(const CompilerInfo& cc, const CCompileOpt
     flags.push_back("-march=" + options.target);
   }
 #if defined(__x86_64__) || defined(__i386__)
-  // GCC and clang tune every Intel AVX-512 target to prefer 256-bit vectors, so the loops they
-  // vectorize on their own (row-local blocks, scatters, fills) ran at half the width the plan
-  // sizes its tiles for (CpuTarget::vector_bytes). With 512 (docs/cpu-kernels.md, Vector width):
-  // layernorm 4096 x 1024 2.01 -> 1.30 ms, depthwise conv2d's gradient 5.9 -> 4.1 ms.
-  if (cpu_target(options).vector_bytes == 64) flags.push_back("-mprefer-vector-width=512");
+  // GCC 12 tunes every Intel AVX-512 target to prefer 256-bit vectors: the register tiles, sized
+  // for 32 zmm registers (CpuTarget::vector_bytes), then spilled from ymm ones, and the loops it
+  // vectorizes on its own ran at half width. With 512 (docs/cpu-kernels.md, Vector width):
+  // matmul 512^3 3.2 -> 1.8 ms, layernorm 4096 x 1024 2.0 -> 1.4 ms.
+  if (vector_bytes(options, &cc) == 64) flags.push_back("-mprefer-vector-width=512");
 #endif
   // GCC's partial redundancy elimination puts code on the latch of the inner loops of blocks
   // sharing an outer loop (layernorm), which then do not vectorize: measured 5x slower.
