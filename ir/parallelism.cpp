@@ -64,9 +64,16 @@ std::optional<std::pair<Index, int64_t>> tile_of(const Index& e, int v, const Bl
     std::tie(rest, u) = std::pair{rest->a, rest->b};
   if (rest->kind == IndexKind::Add) std::tie(x, rest) = std::pair{rest->a, rest->b};
   int64_t c = 0, s = 0, end = 0;
-  if (rest->kind != IndexKind::Mul || rest->a->kind != IndexKind::Var || rest->a->var != v ||
-      !is_const(rest->b, &c) || c <= 0)
+  if (rest->kind != IndexKind::Mul || rest->a->kind != IndexKind::Var || !is_const(rest->b, &c) ||
+      c <= 0)
     return std::nullopt;
+  // Or x + w * c + u with w one of those loops over one tile of v's, [x' + v * c', ...): then e
+  // lies in [x + x' * c + v * c * c', ... + c * c') (tile_dots' column tiles in blocks).
+  auto outer = rest->a->var == v ? std::optional{std::pair{Index(), int64_t(1)}}
+                                 : tile_of(rest->a, v, b, depth);
+  if (!outer) return std::nullopt;
+  Index shift = outer->first ? idx::mul(outer->first, rest->b) : nullptr;
+  if (shift) x = x ? idx::add(x, shift) : shift;
   bool inner = !u || (is_const(u, &s) && s >= 0 && s < c);
   for (size_t k = depth; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];
@@ -75,7 +82,7 @@ std::optional<std::pair<Index, int64_t>> tile_of(const Index& e, int v, const Bl
              is_const(l.end, &end) && s >= 0 && end <= c;
   }
   if (!inner) return std::nullopt;
-  return std::pair{x, c};
+  return std::pair{x, c * outer->second};
 }
 
 // Some axis holds exactly `v` in every index: different values of v touch disjoint elements.

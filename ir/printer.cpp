@@ -58,21 +58,15 @@ void print_value(const Program& p, const Value& v, std::string& out) {
       print_value(p, v->a, out);
       out += ")";
       return;
-    case ValueKind::Binary:
-      if (const char* symbol = op_symbol(v->bop)) {
-        out += "(";
-        print_value(p, v->a, out);
-        out += std::string(" ") + symbol + " ";
-        print_value(p, v->b, out);
-        out += ")";
-      } else {
-        out += std::string(op_name(v->bop)) + "(";
-        print_value(p, v->a, out);
-        out += ", ";
-        print_value(p, v->b, out);
-        out += ")";
-      }
+    case ValueKind::Binary: {  // (a + b), or max(a, b) for an op without a symbol
+      const char* symbol = op_symbol(v->bop);
+      out += symbol ? std::string("(") : std::string(op_name(v->bop)) + "(";
+      print_value(p, v->a, out);
+      out += symbol ? std::string(" ") + symbol + " " : std::string(", ");
+      print_value(p, v->b, out);
+      out += ")";
       return;
+    }
     case ValueKind::Ternary:
       out += "(";
       print_value(p, v->a, out);

@@ -12,18 +12,18 @@ const char* role_name(Role r) {
   return size_t(r) < std::size(kNames) ? kNames[size_t(r)] : "?";
 }
 
-std::vector<int> Program::inputs() const {
+static std::vector<int> with_role(const std::vector<TensorInfo>& tensors, Role role) {
   std::vector<int> out;
   for (size_t i = 0; i < tensors.size(); ++i)
-    if (tensors[i].role == Role::input) out.push_back(int(i));
+    if (tensors[i].role == role) out.push_back(int(i));
   return out;
 }
 
+std::vector<int> Program::inputs() const {
+  return with_role(tensors, Role::input);
+}
 std::vector<int> Program::outputs() const {
-  std::vector<int> out;
-  for (size_t i = 0; i < tensors.size(); ++i)
-    if (tensors[i].role == Role::output) out.push_back(int(i));
-  return out;
+  return with_role(tensors, Role::output);
 }
 
 int Program::find_tensor(const std::string& name) const {

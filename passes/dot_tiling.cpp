@@ -156,12 +156,10 @@ std::optional<std::pair<Block, Block>> split_block(Program& p, const Block& b) {
 }
 
 // Appends to `blocks` what b becomes under tile_dots.
-void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Block>& blocks) {
+void tile_block(Program& p, Block b, int64_t rows, int64_t cols, int64_t block,
+                std::vector<Block>& blocks) {
   size_t j = dot_loop(p, b);
-  if (j == 0) {
-    blocks.push_back(std::move(b));
-    return;
-  }
+  if (j == 0) return blocks.push_back(std::move(b));
   const Loop i = b.loops[j - 1], jl = b.loops[j];
   auto whole = whole_tiles;
   Block tiled = b;
@@ -186,10 +184,10 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t cols, std::vector<Blo
       for (auto& s : b.loops.back().stmts)
         tiled.loops.back().stmts.push_back(substituted(s, vars, carried));
     }
-  if (empty(ti) || empty(tj)) {
-    blocks.push_back(std::move(b));
-    return;
-  }
+  if (empty(ti) || empty(tj)) return blocks.push_back(std::move(b));
+  // j's tiles in blocks of `block`, the loop over blocks outside i' (see the header).
+  Loop j_blocks = split_into_tiles(p, tj, block);
+  tiled.loops.insert(tiled.loops.begin() + ptrdiff_t(j - 1), std::move(j_blocks));
   Index i_end = idx::add(i.start, idx::mul(whole(i, rows), idx::constant(rows)));
   Index j_end = idx::add(jl.start, idx::mul(whole(jl, cols), idx::constant(cols)));
   Block rest_rows = b, rest_cols = std::move(b);
@@ -228,9 +226,9 @@ Program split_each(Program p, F first) {
 
 }  // namespace
 
-Program tile_dots(Program p, int64_t rows, int64_t cols) {
+Program tile_dots(Program p, int64_t rows, int64_t cols, int64_t block) {
   return split_each(std::move(p), [&](Program& q, Block b, std::vector<Block>& blocks) {
-    tile_block(q, std::move(b), rows, cols, blocks);
+    tile_block(q, std::move(b), rows, cols, block, blocks);
   });
 }
 

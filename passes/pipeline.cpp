@@ -63,7 +63,7 @@ constexpr Pass kPasses[] = {
     {"variable_substitution", plain<substitute_variables>},
     {"loop_order", [](Program p, const CpuTarget&) { return order_loops(std::move(p)); }},
     {"simplify", plain<simplify>},
-    {"tile_dots", [](Program p, const CpuTarget&) { return tile_dots(std::move(p), 4, 4); }},
+    {"tile_dots", [](Program p, const CpuTarget&) { return tile_dots(std::move(p), 4, 4, 16); }},
     {"tile_reductions",
      [](Program p, const CpuTarget&) { return tile_reductions(std::move(p), 512); }},
     {"tile_registers",

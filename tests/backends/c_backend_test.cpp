@@ -1501,7 +1501,7 @@ TEST(CBackend, TiledContractionsAndGradientsMatchExactly) {
         !std::set<std::string>{"matmul", "batched_matmul", "linear", "conv2d", "depthwise_conv2d"}
              .count(op))
       continue;
-    Program t = tile_registers(tile_reductions(tile_dots(c.program, 2, 3), 2), 6, 2, 3, 4);
+    Program t = tile_registers(tile_reductions(tile_dots(c.program, 2, 3, 2), 2), 6, 2, 3, 4);
     if (print(t) == print(c.program)) continue;
     registers += emit_c(t).find("tile_v") != std::string::npos;
     grads += c.label.find("grad") != std::string::npos;

@@ -136,13 +136,13 @@ TEST(Differential, RegisterTilesMatchExactly) {
 }
 
 // Dot tiling (which the C backend applies first) gives each carried scalar the same
-// contributions in the same order: bit for bit. Tiles of 2 x 3 so that random sizes span several
-// and leave rows and columns over.
+// contributions in the same order: bit for bit. Tiles of 2 x 3 in blocks of 2 column tiles, so
+// that random sizes span several tiles and blocks and leave rows, columns and tiles over.
 TEST(Differential, DotTilesMatchExactly) {
   int n = trials(2000);
   int tiled = check_exact(
       n, [](const Program& q, uint64_t) { return q; },
-      [](const Program& q) { return tile_dots(q, 2, 3); });
+      [](const Program& q) { return tile_dots(q, 2, 3, 2); });
   EXPECT_GE(tiled, n / 400) << "too few random programs keep a dot product to tile";
 }
 

@@ -14,6 +14,7 @@
 #include "support/example_graphs.h"
 #include "uops/ir/printer.h"
 #include "uops/ir/verifier.h"
+#include "uops/passes/parallel_loops.h"
 #include "uops/passes/pipeline.h"
 #include "uops/uops.h"
 
@@ -57,7 +58,7 @@ TEST(DotTiling, SplitsARowReductionOffTheScoresItReads) {
     for (bool softmax : {false, true}) {
       Program p = optimize(lower(scores_then(op, softmax)));
       ASSERT_EQ(dot_tiles(p), 0) << print(p);
-      Program t = tile_dots(p, 2, 3);
+      Program t = tile_dots(p, 2, 3, 2);
       ASSERT_TRUE(verify(t).empty()) << print(t);
       // Without the softmax the scores are never stored: the reduction reads the dot products
       // themselves, and the block stays whole.
@@ -89,7 +90,7 @@ TEST(DotTiling, RandomScoresAndRowReductionsMatchExactly) {
   for (int trial = 0; trial < n; ++trial) {
     Graph g = testing::random_attention_scores(pick);
     Program p = optimize(lower(g));
-    Program t = tile_dots(p, 2, 3);
+    Program t = tile_dots(p, 2, 3, 2);
     ASSERT_TRUE(verify(t).empty()) << verify(t)[0] << print(t);
     split += dot_tiles(t) > 0;
     int64_t b = 1 + pick(3), m = 1 + pick(9), nn = 1 + pick(9), d = 1 + pick(20);
@@ -100,6 +101,38 @@ TEST(DotTiling, RandomScoresAndRowReductionsMatchExactly) {
       EXPECT_EQ(w.bytes, got.at(name).bytes) << "trial " << trial << "\n" << print(t);
   }
   EXPECT_GE(split, n / 2) << "too few of the programs had their scores tiled";
+}
+
+// A linear layer's dot tiles: the loop over blocks of column tiles runs outside the row tiles,
+// each block's column tiles inside them, and the kernel keeps its bytes at sizes that leave a
+// partial block, rows and columns over, or no whole tile.
+TEST(DotTiling, BlocksOfColumnTilesRunOutsideTheRowTiles) {
+  Program p = optimize(forward_program(find_op("linear"), DType::f32));
+  Program t = tile_dots(p, 2, 3, 2);
+  ASSERT_TRUE(verify(t).empty()) << print(t);
+  const Block* tiled = nullptr;
+  for (auto& b : t.blocks)
+    for (auto& l : b.loops)
+      if (l.carried.size() >= 4) tiled = &b;
+  ASSERT_NE(tiled, nullptr) << print(t);
+  ASSERT_EQ(tiled->loops.size(), 4u) << print(t);
+  const Loop &blocks = tiled->loops[0], &rows = tiled->loops[1], &cols = tiled->loops[2];
+  EXPECT_FALSE(uses_var(rows.start, blocks.var) || uses_var(rows.end, blocks.var)) << print(t);
+  EXPECT_TRUE(uses_var(cols.start, blocks.var) && uses_var(cols.end, blocks.var)) << print(t);
+  // The blocks are exclusive (a column tile inside a block is an element of the block's tile,
+  // ir/parallelism.h): the team takes them collapsed with the row tiles, not the row tiles
+  // inside each block, whose work it would judge from one block.
+  Program planned = plan_parallel_loops(t, false, true);
+  size_t at = size_t(tiled - t.blocks.data());
+  EXPECT_EQ(planned.blocks[at].loops[0].plan.collapse, 2) << print(planned);
+  EXPECT_NE(planned.blocks[at].loops[0].plan.threads, LoopPlan::Threads::none) << print(planned);
+  for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+           {4, 12, 5}, {5, 14, 3}, {7, 13, 6}, {2, 3, 4}, {1, 20, 2}, {6, 2, 3}, {3, 19, 1}}) {
+    TensorMap in = testing::random_inputs(p, {{"x", {m, k}}, {"w", {n, k}}, {"b", {n}}}, 5);
+    EXPECT_EQ(interpret(p, in).at("y").bytes, interpret(t, in).at("y").bytes)
+        << m << "x" << n << "x" << k << "\n"
+        << print(t);
+  }
 }
 
 // How the max of overlapping_scores reads the scores.

@@ -45,12 +45,12 @@ struct CpuTarget {
 };
 
 // The C backend's passes, which its emitter runs on the program it is given (optimized or not):
-// the tilings tile_dots(4, 4), tile_reductions(512), tile_registers(6, 6, 64, 64, vector_bytes) and
-// tile_copies(16), accumulator_promotion (with reassociation), then the decisions its printer
-// prints, recorded in the loops' plans (ir::LoopPlan): parallel_loops, simd_reductions,
-// simd_math, row_local_runs and register_tiles; then fill_trimming and epilogue_folding, which
-// read those plans, and last empty_range_tests, on the blocks they leave. `options` as for
-// optimize().
+// the tilings tile_dots(4, 4, 16), tile_reductions(512), tile_registers(6, 6, 64, 64,
+// vector_bytes) and tile_copies(16), accumulator_promotion (with reassociation), then the
+// decisions its printer prints, recorded in the loops' plans (ir::LoopPlan): parallel_loops,
+// simd_reductions, simd_math, row_local_runs and register_tiles; then fill_trimming and
+// epilogue_folding, which read those plans, and last empty_range_tests, on the blocks they leave.
+// `options` as for optimize().
 Program plan_cpu(Program p, const CpuTarget& target, const PipelineOptions& options = {});
 
 // The pass names `dump_after` accepts, in pipeline order: optimize()'s, then plan_cpu()'s.
