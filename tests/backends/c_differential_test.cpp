@@ -133,7 +133,8 @@ TEST(CDifferential, RegisterTilesMatchInterpreter) {
   int guarded = 0;  // tiles with checked loads, run under a guard (kernel_writer.h)
   int rows = 0;     // ... whose else reads rows through pointers (LoopPlan::tile_rows)
   Found found = search(wanted, false, [&](const Program& p) -> std::optional<Program> {
-    Program t = tile_copies(tile_registers(tile_reductions(tile_dots(p, 2, 3, 2), 2), 6, 2, 3, 4), 2);
+    Program t =
+        tile_copies(tile_registers(tile_reductions(tile_dots(p, 2, 3, 2), 2), 6, 2, 3, 4), 2);
     std::string src = emit_c(t);
     if (src.find("tile_v") == std::string::npos && print(t) == print(p)) return std::nullopt;
     guarded += src.find("if (in_range(") != std::string::npos;
