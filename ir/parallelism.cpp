@@ -72,8 +72,8 @@ std::optional<std::pair<Index, int64_t>> tile_of(const Index& e, int v, const Bl
   auto outer = rest->a->var == v ? std::optional{std::pair{Index(), int64_t(1)}}
                                  : tile_of(rest->a, v, b, depth);
   if (!outer) return std::nullopt;
-  Index shift = outer->first ? idx::mul(outer->first, rest->b) : nullptr;
-  if (shift) x = x ? idx::add(x, shift) : shift;
+  if (Index shift = outer->first ? idx::mul(outer->first, rest->b) : nullptr)
+    x = x ? idx::add(x, shift) : shift;
   bool inner = !u || (is_const(u, &s) && s >= 0 && s < c);
   for (size_t k = depth; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];

@@ -14,10 +14,11 @@
 // contributions in the same order: bit for bit.
 //
 // The j' tiles run in blocks of `block` tiles, the loop over the blocks outside i' (both loops
-// exclusive, so any order computes the same): the rows of w a block reads (64 of them, 256 KB
-// over k = 1024) stay in L2 while every tile of x's rows passes over them, and x is read once per
-// block. With i' outside j', each tile of x's rows read the whole of w, from L3 once w outgrew
-// L2 (linear's 1024 x 1024: 16 times at a batch of 64, the kernel 1.4x slower).
+// exclusive, so any order computes the same): the rows of w a block reads (block * cols, 64 in
+// the C backend's pipeline: 256 KB over k = 1024) stay in L2 while every tile of x's rows passes
+// over them, and x is read once per block. With i' outside j', each tile of x's rows read the
+// whole of w, from L3 once w outgrew L2 (linear's 1024 x 1024: 16 times at a batch of 64, the
+// kernel 1.4x slower on stop 89's Intel host; docs/cpu-kernels.md, Dot tiles).
 //
 // A block that also reduces what j stores into scalars that i carries (attention's scores and
 // their row maximum, which loop fusion puts in one block) first becomes two: the scores, which are
