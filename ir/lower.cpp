@@ -136,11 +136,7 @@ class Lowering {
     return vars;
   }
   Index new_loop(Block& b, Index end) {
-    Loop l;
-    l.var = p_.num_vars++;
-    l.start = idx::constant(0);
-    l.end = std::move(end);
-    b.loops.push_back(std::move(l));
+    b.loops.push_back({.var = p_.num_vars++, .start = idx::constant(0), .end = std::move(end)});
     return idx::var(b.loops.back().var);
   }
 
@@ -148,13 +144,11 @@ class Lowering {
     return val::load(tensor_of_[node], vars);
   }
 
-  void assign(Block& b, int tensor, std::vector<Index> at, Value v) {
-    Stmt s;
-    s.kind = StmtKind::assign;
-    s.tensor = tensor;
-    s.index = std::move(at);
-    s.value = std::move(v);
-    b.loops.back().stmts.push_back(std::move(s));
+  void assign(Loop& l, int tensor, std::vector<Index> at, Value v) {
+    l.stmts.push_back({.kind = StmtKind::assign,
+                       .tensor = tensor,
+                       .index = std::move(at),
+                       .value = std::move(v)});
   }
 
   void emit(const UopNode& n) {
@@ -223,7 +217,7 @@ class Lowering {
       default:
         UOPS_ASSERT(false, "unexpected uop kind in lowering");
     }
-    assign(b, out, vars, v);
+    assign(b.loops.back(), out, vars, v);
     p_.blocks.push_back(std::move(b));
   }
 
@@ -250,24 +244,17 @@ class Lowering {
       position = idx::add(idx::mul(position, map(in_shape[a])), vars[a]);
       count = idx::mul(count, map(in_shape[a]));
     }
-    Stmt r;
-    r.kind = StmtKind::reduce;
-    r.carried = c.id;
-    r.op = c.op;
-    r.value = load_all(n.operands[0], vars);
-    if (is_arg_reduce(n.rop)) r.arg = position;
-    b.loops.back().stmts.push_back(std::move(r));
+    b.loops.back().stmts.push_back({.kind = StmtKind::reduce,
+                                    .op = c.op,
+                                    .carried = c.id,
+                                    .value = load_all(n.operands[0], vars),
+                                    .arg = is_arg_reduce(n.rop) ? position : nullptr});
 
     std::vector<Index> at = vars;
     for (int a : n.axes) at[a] = idx::constant(0);
     Value result = val::carried(c.id);
     if (n.rop == ReduceOp::mean) result = val::binary(BinaryOp::div, result, val::index(count));
-    Stmt s;
-    s.kind = StmtKind::assign;
-    s.tensor = out;
-    s.index = at;
-    s.value = result;
-    b.loops[owner].stmts.push_back(std::move(s));
+    assign(b.loops[owner], out, at, result);
     b.origin = std::string("reduce ") + op_name(n.rop);
   }
 
@@ -288,19 +275,17 @@ class Lowering {
         }));
       b.origin = "scatter";
     }
-    Stmt s;
-    s.kind = StmtKind::accumulate;
-    s.tensor = out;
-    s.index = std::move(at);
-    s.op = ReduceOp::sum;
-    s.value = load_all(x, vars);
-    b.loops.back().stmts.push_back(std::move(s));
+    b.loops.back().stmts.push_back({.kind = StmtKind::accumulate,
+                                    .tensor = out,
+                                    .index = std::move(at),
+                                    .op = ReduceOp::sum,
+                                    .value = load_all(x, vars)});
   }
 
   void emit_copy(const UopNode& n, int from, int to) {
     Block b;
     std::vector<Index> vars = elementwise_nest(b, n.shape);
-    assign(b, to, vars, val::load(from, vars));
+    assign(b.loops.back(), to, vars, val::load(from, vars));
     b.origin = "copy";
     p_.blocks.push_back(std::move(b));
   }

@@ -33,52 +33,6 @@ std::string store_target(const Program& p, const Stmt& s) {
   return tensor_name(p, s.tensor) + (s.checked ? "?" : "") + indices(p, s.index);
 }
 
-void print_value(const Program& p, const Value& v, std::string& out) {
-  if (!v) {
-    out += "<no value>";
-    return;
-  }
-  switch (v->kind) {
-    case ValueKind::Const:
-      out += format_double(v->constant);
-      return;
-    case ValueKind::Load:
-      out += tensor_name(p, v->tensor) + (v->checked ? "?" : "");
-      out += indices(p, v->index);
-      if (v->fill != 0.0) out.insert(out.size() - 1, " fill " + format_double(v->fill));
-      return;
-    case ValueKind::Carried:
-      out += "c" + std::to_string(v->carried);
-      return;
-    case ValueKind::IndexValue:
-      out += "idx(" + index_text(p, v->ivalue) + ")";
-      return;
-    case ValueKind::Unary:
-      out += std::string(op_name(v->uop)) + "(";
-      print_value(p, v->a, out);
-      out += ")";
-      return;
-    case ValueKind::Binary: {  // (a + b), or max(a, b) for an op without a symbol
-      const char* symbol = op_symbol(v->bop);
-      out += symbol ? std::string("(") : std::string(op_name(v->bop)) + "(";
-      print_value(p, v->a, out);
-      out += symbol ? std::string(" ") + symbol + " " : std::string(", ");
-      print_value(p, v->b, out);
-      out += ")";
-      return;
-    }
-    case ValueKind::Ternary:
-      out += "(";
-      print_value(p, v->a, out);
-      out += " ? ";
-      print_value(p, v->b, out);
-      out += " : ";
-      print_value(p, v->c, out);
-      out += ")";
-      return;
-  }
-}
-
 std::string stmt_text(const Program& p, const Stmt& s) {
   std::string v = print(p, s.value);
   switch (s.kind) {
@@ -180,9 +134,30 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
 }  // namespace
 
 std::string print(const Program& p, const Value& v) {
-  std::string out;
-  print_value(p, v, out);
-  return out;
+  if (!v) return "<no value>";
+  auto of = [&](const Value& operand) { return print(p, operand); };
+  switch (v->kind) {
+    case ValueKind::Const:
+      return format_double(v->constant);
+    case ValueKind::Load: {
+      std::string s = tensor_name(p, v->tensor) + (v->checked ? "?" : "") + indices(p, v->index);
+      if (v->fill != 0.0) s.insert(s.size() - 1, " fill " + format_double(v->fill));
+      return s;
+    }
+    case ValueKind::Carried:
+      return "c" + std::to_string(v->carried);
+    case ValueKind::IndexValue:
+      return "idx(" + index_text(p, v->ivalue) + ")";
+    case ValueKind::Unary:
+      return std::string(op_name(v->uop)) + "(" + of(v->a) + ")";
+    case ValueKind::Binary:  // (a + b), or max(a, b) for an op without a symbol
+      if (const char* symbol = op_symbol(v->bop))
+        return "(" + of(v->a) + " " + symbol + " " + of(v->b) + ")";
+      return std::string(op_name(v->bop)) + "(" + of(v->a) + ", " + of(v->b) + ")";
+    case ValueKind::Ternary:
+      return "(" + of(v->a) + " ? " + of(v->b) + " : " + of(v->c) + ")";
+  }
+  return "";
 }
 
 std::string print_block(const Program& p, const Block& b, int number) {

@@ -273,20 +273,17 @@ void pack_for_order(Program& p, size_t bi, int t) {
   for (size_t x : axes) {
     copy.shape.push_back(p.tensors[t].shape[x]);
     packed_index.push_back(index[x]);
-    Loop l;
-    l.var = p.num_vars++;
-    l.start = idx::constant(0);
-    l.end = p.tensors[t].shape[x];
-    source_index[x] = idx::var(l.var);
-    fill.loops.push_back(std::move(l));
+    source_index[x] = idx::var(p.num_vars);
+    fill.loops.push_back(
+        {.var = p.num_vars++, .start = idx::constant(0), .end = p.tensors[t].shape[x]});
   }
   int packed = int(p.tensors.size());
-  Stmt s;
-  s.tensor = packed;
-  for (auto& l : fill.loops) s.index.push_back(idx::var(l.var));
-  s.checked = false;
-  s.value = val::load(t, source_index, 0.0, false);
-  fill.loops.back().stmts.push_back(std::move(s));
+  std::vector<Index> at;
+  for (auto& l : fill.loops) at.push_back(idx::var(l.var));
+  fill.loops.back().stmts.push_back({.tensor = packed,
+                                     .index = std::move(at),
+                                     .checked = false,
+                                     .value = val::load(t, source_index, 0.0, false)});
   for (auto& st : b.loops.back().stmts)
     st.value = rewrite(st.value, [&](const Value& v) -> Value {
       if (v->kind != ValueKind::Load || v->tensor != t) return nullptr;
@@ -384,12 +381,8 @@ bool to_dot_products(Program& p, size_t bi) {
   for (auto& l : reduced) l.stmts.clear();
   int c = p.num_carried++;
   kept.back().carried.push_back({c, ReduceOp::sum});
-  Stmt reduce;
-  reduce.kind = StmtKind::reduce;
-  reduce.op = ReduceOp::sum;
-  reduce.carried = c;
-  reduce.value = store.value;
-  reduced.back().stmts.push_back(std::move(reduce));
+  reduced.back().stmts.push_back(
+      {.kind = StmtKind::reduce, .op = ReduceOp::sum, .carried = c, .value = store.value});
   store.kind = StmtKind::assign;
   store.value = val::carried(c);
   kept.back().stmts.push_back(std::move(store));
