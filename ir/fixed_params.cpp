@@ -33,4 +33,9 @@ std::optional<int64_t> fixed_param(const Program& p, const std::string& name) {
   return std::nullopt;
 }
 
+std::optional<int64_t> fixed_value(const Program& p, const Index& e) {
+  if (e->kind == IndexKind::Param) return fixed_param(p, e->name);
+  return is_const(e) ? std::optional<int64_t>(e->constant) : std::nullopt;
+}
+
 }  // namespace uops

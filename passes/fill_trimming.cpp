@@ -35,13 +35,43 @@ std::optional<TileAfter> tile_of(const Program& p, size_t bi, int y, double c) {
       bi, k, !b.loops[0].plan.thread_copies.empty() || !b.loops[k].plan.tile_start_first.empty()};
 }
 
-// The first block after fill f to touch its tensor y, with such a tile.
-std::optional<TileAfter> tile_after(const Program& p, size_t f, int y, double c) {
+// The first block after fill f to touch its tensor y (p.blocks.size() for none).
+size_t first_user(const Program& p, size_t f, int y) {
   for (size_t bi = f + 1; bi < p.blocks.size(); ++bi) {
     TensorSets sets = tensor_sets(p.blocks[bi], int(p.tensors.size()));
-    if (sets.reads[size_t(y)] || sets.writes[size_t(y)]) return tile_of(p, bi, y, c);
+    if (sets.reads[size_t(y)] || sets.writes[size_t(y)]) return bi;
   }
-  return std::nullopt;
+  return p.blocks.size();
+}
+
+// Block u, when its one statement sums into y (which fill f fills with c) and reads no y, in no
+// tile and on no thread copies, at an index that holds each of its loops on one axis as
+// stored_box reads it: no two iterations add into one element, so each element it stores ends up
+// c plus its one value. The sum becomes that store, and the fill keeps only what lies outside its
+// box, clamped to y (the store may be checked): avgpool2d's gradient at a stride equal to its
+// window, where the fill was 40% of the kernel.
+void store_once(Program& p, size_t f, size_t u, double c) {
+  const Block& b = p.blocks[u];
+  for (const Loop& l : b.loops)
+    if (l.plan.tile || !l.plan.thread_copies.empty() || l.stmts.size() != (&l == &b.loops.back()))
+      return;
+  const Stmt& s = b.loops.back().stmts[0];
+  if (s.kind != StmtKind::accumulate || s.op != ReduceOp::sum ||
+      tensor_sets(b, int(p.tensors.size())).reads[size_t(s.tensor)])
+    return;
+  auto box = passes::stored_box(p, b, b.loops.size());
+  for (size_t a = 0; box && s.checked && a < box->size(); ++a)
+    if (auto& r = (*box)[a]) {
+      const Index& n = p.tensors[size_t(s.tensor)].shape[a];
+      if (int64_t lo = -1; !is_const(r->first, &lo) || lo != 0)
+        r->first = idx::min(idx::max(r->first, idx::constant(0)), n);
+      r->second = idx::max(idx::min(r->second, n), r->first);
+    }
+  Program q = p;
+  Stmt& store = q.blocks[u].loops.back().stmts[0];
+  store.kind = StmtKind::assign;
+  store.value = val::binary(BinaryOp::add, val::constant(c), s.value);
+  if (box && passes::keep_outside(q, f, *box)) p = std::move(q);
 }
 
 // Box a of a tile, grown by box b of another block of its partition (Block::partition), which
@@ -70,15 +100,20 @@ Program plan_fill_trimming(Program p) {
     const Block& fill = p.blocks[f];
     const Stmt& s = fill.loops.back().stmts.empty() ? Stmt{} : fill.loops.back().stmts[0];
     if (s.kind != StmtKind::assign || s.tensor < 0 || !fills_whole(p, fill, s.tensor)) continue;
-    auto tile = tile_after(p, f, s.tensor, s.value->constant);
-    if (!tile) continue;
+    const double c = s.value->constant;
+    const size_t u = first_user(p, f, s.tensor);
+    auto tile = u < p.blocks.size() ? tile_of(p, u, s.tensor, c) : std::nullopt;
+    if (!tile) {
+      if (u < p.blocks.size()) store_once(p, f, u, c);
+      continue;
+    }
     auto box = passes::stored_box(p, p.blocks[tile->block], tile->loop, tile->guarded);
     if (!box) continue;
     // The later tiles of its partition that are its alternatives (add_alternative).
     const int part = p.blocks[tile->block].partition;
     for (size_t b = tile->block + 1;
          part && !tile->guarded && b < p.blocks.size() && p.blocks[b].partition == part; ++b)
-      if (auto other = tile_of(p, b, s.tensor, s.value->constant); other && !other->guarded)
+      if (auto other = tile_of(p, b, s.tensor, c); other && !other->guarded)
         if (auto other_box = passes::stored_box(p, p.blocks[b], other->loop))
           add_alternative(*box, *other_box);
     passes::keep_outside(p, f, *box, tile->guarded ? tile->block : 0);

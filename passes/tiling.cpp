@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "passes/threads.h"
+#include "uops/ir/fixed_params.h"
 
 namespace uops::passes {
 
@@ -61,11 +62,7 @@ bool empty(const Loop& l) {
 }
 
 Loop counted(int var, Index end) {
-  Loop l;
-  l.var = var;
-  l.start = idx::constant(0);
-  l.end = std::move(end);
-  return l;
+  return {.var = var, .start = idx::constant(0), .end = std::move(end)};
 }
 
 // l cut into tiles of `tile`: returns the loop over tiles, and l becomes one tile of it (the last
@@ -217,15 +214,16 @@ std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k, bo
     if (e->kind == IndexKind::Add && e->a->kind == IndexKind::Mul) {
       // t * R + r: t's range [0, n) times R, when r runs over [0, R).
       const Index& m = e->a;
-      int64_t size = 0, start = -1, in_start = -1, in_end = -1;
+      // R and r's end may be parameters fixed to one value (avgpool2d's stride and window).
+      int64_t start = -1, in_start = -1;
       bool var_first = m->a->kind == IndexKind::Var;
       std::pair<Index, Index> in;
-      if (!is_const(var_first ? m->b : m->a, &size) || !range(var_first ? m->a : m->b, r) ||
-          !range(e->b, in) || !is_const(r.first, &start) || start != 0 ||
-          !is_const(in.first, &in_start) || in_start != 0 || !is_const(in.second, &in_end) ||
-          in_end != size)
+      std::optional<int64_t> size = fixed_value(p, var_first ? m->b : m->a);
+      if (!size || *size < 1 || !range(var_first ? m->a : m->b, r) || !range(e->b, in) ||
+          !is_const(r.first, &start) || start != 0 || !is_const(in.first, &in_start) ||
+          in_start != 0 || fixed_value(p, in.second) != size)
         return std::nullopt;
-      r.second = idx::mul(r.second, idx::constant(size));
+      r.second = idx::mul(r.second, idx::constant(*size));
     } else if (!range(e, r)) {
       return std::nullopt;
     }

@@ -15,6 +15,7 @@
 #include "backends/c/c_compiler.h"
 #include "backends/codegen/kernel_writer.h"
 #include "backends/codegen/names.h"
+#include "backends/codegen/zero_fill.h"
 #include "support/compare.h"
 #include "support/example_graphs.h"
 #include "support/programs.h"
@@ -581,6 +582,66 @@ TEST(CBackend, FillsKeepOnlyWhatNoTileStores) {
       reassociating->run_into(in, quick, params);
       EXPECT_TRUE(testing::same_outputs(want, got)) << c.op << " " << shapes.at("x")[2];
       EXPECT_TRUE(testing::same_outputs(want, quick, 1e-5)) << c.op << " " << shapes.at("x")[2];
+    }
+  }
+}
+
+// A scatter that adds each of its values into its own element (avgpool2d's gradient at a stride
+// equal to its window, the stride and window fixed) stores c + value there, and the fill in front
+// of it keeps only what it leaves over (fill_trimming.h): at sizes that leave rows and columns
+// over and that leave none, at 1 and 2 threads, into outputs of NaN, every element is the
+// interpreter's. Windows that overlap (k 3, stride 2), leave gaps (k 2, stride 3) or are not
+// fixed keep the whole fill and the sum.
+TEST(CBackend, AScatterThatStoresEachElementOnceTakesItsFillsPlace) {
+  struct Case {
+    ParamMap fixed;
+    bool trimmed;
+  };
+  const std::vector<Case> cases = {{{{"k", 2}, {"stride", 2}}, true},
+                                   {{{"k", 3}, {"stride", 2}}, false},
+                                   {{{"k", 2}, {"stride", 3}}, false},
+                                   {{}, false}};
+  const Program grad = optimize(gradient(find_op("avgpool2d").build(DType::f32), {"x"}));
+  for (const Case& c : cases) {
+    const Program p = fix_params(grad, c.fixed);
+    const std::string at = c.fixed.empty() ? "k, stride not fixed"
+                                           : "k " + std::to_string(c.fixed.at("k")) + " stride " +
+                                                 std::to_string(c.fixed.at("stride"));
+    Program planned = plan_cpu(codegen::with_own_zeros(p), {});
+    const int dx = planned.find_tensor("dx");
+    int whole = 0, stores = 0, sums = 0;
+    for (auto& b : planned.blocks)
+      for (auto& s : b.loops.back().stmts) {
+        if (s.tensor != dx) continue;
+        bool fill = s.kind == StmtKind::assign && s.value->kind == ValueKind::Const;
+        whole += fill && fills_whole(planned, b, dx);
+        stores += !fill && s.kind == StmtKind::assign;
+        sums += s.kind == StmtKind::accumulate;
+      }
+    EXPECT_EQ(whole, c.trimmed ? 0 : 1) << at << "\n" << print(planned);
+    EXPECT_EQ(stores, c.trimmed ? 1 : 0) << at << "\n" << print(planned);
+    EXPECT_EQ(sums, c.trimmed ? 0 : 1) << at << "\n" << print(planned);
+    const int64_t k = c.fixed.empty() ? 2 : c.fixed.at("k"),
+                  stride = c.fixed.empty() ? 2 : c.fixed.at("stride");
+    for (int threads : {1, 2}) {
+      CCompileOptions exact, fast;
+      exact.reassociate = false;
+      exact.threads = fast.threads = threads;
+      auto bitwise = compile_c(p, exact), reassociating = compile_c(p, fast);
+      for (std::array<int64_t, 3> x : {std::array<int64_t, 3>{8, 12, 64}, {7, 9, 37}, {5, 3, 16}}) {
+        const int64_t oh = (x[0] - k) / stride + 1, ow = (x[1] - k) / stride + 1;
+        TensorMap in = testing::random_inputs(
+            p, {{"x", {2, x[0], x[1], x[2]}}, {"dy", {2, oh, ow, x[2]}}}, uint64_t(x[0]));
+        const ParamMap params = {{"k", k}, {"stride", stride}};
+        TensorMap want = interpret(p, in, params);
+        TensorMap got = testing::nan_like(want), quick = testing::nan_like(want);
+        bitwise->run_into(in, got, params);
+        reassociating->run_into(in, quick, params);
+        std::string shape = at + ", x " + std::to_string(x[0]) + " x " + std::to_string(x[1]) +
+                            " x " + std::to_string(x[2]) + ", " + std::to_string(threads) + "T";
+        EXPECT_TRUE(testing::same_outputs(want, got)) << shape;
+        EXPECT_TRUE(testing::same_outputs(want, quick, 1e-5)) << shape;
+      }
     }
   }
 }

@@ -20,5 +20,7 @@ Program fix_params(Program p, const ParamMap& values);
 
 // The value an assertion `$name = constant` (either way round) fixes parameter `name` to.
 std::optional<int64_t> fixed_param(const Program& p, const std::string& name);
+// `e`'s value, where it is a constant or a parameter fixed to one.
+std::optional<int64_t> fixed_value(const Program& p, const ir::Index& e);
 
 }  // namespace uops

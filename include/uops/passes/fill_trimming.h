@@ -27,6 +27,16 @@
 // boxes is empty, and the box grows by the other's extent (conv2d's pixels in tiles of 6 or of 7,
 // reduction_tiling.h). The fill then keeps nothing at 56 pixels where it kept every element.
 //
+// Where the first block after the fill to touch the tensor keeps no tile but adds each of its
+// values into an element of its own (one sum that reads not the tensor, on no thread copies, at
+// an index that holds each of the block's loops alone on one axis, or as t * R + r with r over
+// [0, R) and R a constant or a parameter fixed to one: stored_box), it stores the constant plus
+// its value there instead of adding, and the fill keeps what lies outside the box its loops
+// cover, clamped to the tensor where the store is checked. The sums are the same, bit for bit:
+// each element received one value after the constant. avgpool2d's gradient at a stride equal to
+// its window (fixed: fix_params) wrote dx twice per image, the fill then the scatter; overlapping
+// windows (a loop's end unequal to R) or a loop on no axis keep the fill and the sum.
+//
 // The box keeps its old values under the IR's meaning and gets the constant only from the tile's
 // plan, so this runs after every other decision, on a program only the C printer reads;
 // needs_zero_fill reads the program before planning, so nothing fills the box again. Depthwise
