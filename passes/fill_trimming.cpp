@@ -60,7 +60,8 @@ void store_once(Program& p, size_t f, size_t u, double c) {
       tensor_sets(b, int(p.tensors.size())).reads[size_t(s.tensor)])
     return;
   auto box = passes::stored_box(p, b, b.loops.size());
-  for (size_t a = 0; box && s.checked && a < box->size(); ++a)
+  if (!box) return;
+  for (size_t a = 0; s.checked && a < box->size(); ++a)
     if (auto& r = (*box)[a]) {
       const Index& n = p.tensors[size_t(s.tensor)].shape[a];
       if (int64_t lo = -1; !is_const(r->first, &lo) || lo != 0)
@@ -71,7 +72,7 @@ void store_once(Program& p, size_t f, size_t u, double c) {
   Stmt& store = q.blocks[u].loops.back().stmts[0];
   store.kind = StmtKind::assign;
   store.value = val::binary(BinaryOp::add, val::constant(c), s.value);
-  if (box && passes::keep_outside(q, f, *box)) p = std::move(q);
+  if (passes::keep_outside(q, f, *box)) p = std::move(q);
 }
 
 // Box a of a tile, grown by box b of another block of its partition (Block::partition), which
