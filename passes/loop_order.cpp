@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "passes/tiling.h"
 #include "uops/ir/analysis.h"
 
 namespace uops {
@@ -274,8 +275,7 @@ void pack_for_order(Program& p, size_t bi, int t) {
     copy.shape.push_back(p.tensors[t].shape[x]);
     packed_index.push_back(index[x]);
     source_index[x] = idx::var(p.num_vars);
-    fill.loops.push_back(
-        {.var = p.num_vars++, .start = idx::constant(0), .end = p.tensors[t].shape[x]});
+    fill.loops.push_back(passes::counted(p.num_vars++, p.tensors[t].shape[x]));
   }
   int packed = int(p.tensors.size());
   std::vector<Index> at;
