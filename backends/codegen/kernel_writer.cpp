@@ -1012,16 +1012,22 @@ void KernelWriter::lane_group(const Block& b, size_t k, int indent, std::string&
   const Loop& l = b.loops[k];
   const std::string v = Names::var(l.var), next = v + "_next", lane = v + "_lane",
                     n = std::to_string(l.plan.lane_group);
+  // The arrays as vectors of GCC's vector extensions (a variable's vector_size): GCC keeps an
+  // array of lanes in memory between the loops inside, a vector in registers (maxpool2d's
+  // gradient: 0.76 -> 0.59 ms at 8 x 56 x 56 x 64, one thread).
+  auto vector = [&](int bytes) {
+    return " __attribute__((vector_size(" + std::to_string(l.plan.lane_group * bytes) + ")))";
+  };
   out += pad(indent) + "{\n" + pad(indent + 1) + "int64_t " + next + " = " + index(l.start) +
          ";\n" + pad(indent + 1) + "for (; " + next + " <= " + end + " - " + n + "; " + next +
          " += " + n + ") {\n";
   for (auto& c : l.carried) {
     if (!carried_is_read(b, c.id)) continue;
     const std::string name = Names::carried(c.id), arg = Names::arg(c.id);
-    out += pad(indent + 2) + scalar() + " " + name + "_group[" + n + "];\n";
+    out += pad(indent + 2) + scalar() + " " + name + "_group" + vector(f64_ ? 8 : 4) + ";\n";
     std::string init = name + "_group[" + lane + "] = " + identity(c.op) + ";";
     if (is_arg_reduce(c.op)) {
-      out += pad(indent + 2) + "int64_t " + arg + "_group[" + n + "];\n";
+      out += pad(indent + 2) + "int64_t " + arg + "_group" + vector(8) + ";\n";
       init += " " + arg + "_group[" + lane + "] = 0;";
     }
     out += pad(indent + 2) + "for (int64_t " + lane + " = 0; " + lane + " < " + n + "; ++" + lane +
