@@ -413,7 +413,7 @@ std::string KernelWriter::reduce_step(ReduceOp op, const std::string& acc, const
 void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::string& out,
                               const std::set<int>& atomic) {
   // In a lane group (lane_group): the statements once per lane, as `omp simd`, between reading
-  // the lane's carried scalars from their arrays and writing them back.
+  // the lane's carried scalars from their vectors and writing them back.
   if (group_ && !l.stmts.empty()) {
     const Loop& g = *group_;
     group_ = nullptr;
@@ -1002,7 +1002,7 @@ void KernelWriter::lanes(const Block& b, size_t k, int indent, std::string& out,
 }
 
 // A loop in lane groups (LoopPlan::lane_group, backends/c/c_lane_groups.h): its iterations run
-// in groups of as many as the lanes, each group's carried scalars held per lane in arrays started
+// in groups of as many as the lanes, each group's carried scalars held per lane in vectors started
 // from their identities; the loops inside run once per group, and each loop's statements run for
 // every lane of the group (statements()). Then the iterations left over run one by one, as usual.
 // Each lane runs its own iteration's steps in their order: the results of the plain loop.
