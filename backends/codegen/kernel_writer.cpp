@@ -1012,11 +1012,8 @@ void KernelWriter::lane_group(const Block& b, size_t k, int indent, std::string&
   const Loop& l = b.loops[k];
   const std::string v = Names::var(l.var), next = v + "_next", lane = v + "_lane",
                     n = std::to_string(l.plan.lane_group);
-  // The arrays as vectors of GCC's vector extensions (a variable's vector_size): GCC keeps an
-  // array of lanes in memory between the loops inside, a vector in registers (maxpool2d's
-  // gradient: 0.76 -> 0.59 ms at 8 x 56 x 56 x 64, one thread).
   auto vector = [&](int bytes) {
-    return " __attribute__((vector_size(" + std::to_string(l.plan.lane_group * bytes) + ")))";
+    return " " + helper("uops_lanes_of") + "(" + n + ", " + std::to_string(bytes) + ")";
   };
   out += pad(indent) + "{\n" + pad(indent + 1) + "int64_t " + next + " = " + index(l.start) +
          ";\n" + pad(indent + 1) + "for (; " + next + " <= " + end + " - " + n + "; " + next +
@@ -1186,6 +1183,17 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
       stream_line("stream_line", "double", "pd", 8),
       stream_row("stream_rowf", "float", "stream_linef", 4),
       stream_row("stream_row", "double", "stream_line", 8),
+      {"uops_lanes_of",
+       "/* A lane group's scalars, one per lane (LoopPlan::lane_group): under GCC a vector of its\n"
+       " * vector extensions, which it keeps in registers between the loops inside where it kept\n"
+       " * an array in memory (maxpool2d's gradient: 0.76 -> 0.59 ms at 8 x 56 x 56 x 64, one\n"
+       " * thread); an array elsewhere, as clang vectorizes no `omp simd` loop over a vector's\n"
+       " * elements (50 times slower). */\n"
+       "#if defined(__GNUC__) && !defined(__clang__)\n"
+       "#define uops_lanes_of(n, bytes) __attribute__((vector_size((n) * (bytes))))\n"
+       "#else\n"
+       "#define uops_lanes_of(n, bytes) [n]\n"
+       "#endif\n"},
       {"uops_prefetchw",
        "/* Asks for the cache lines of the n bytes at byte `at` from p, to be written "
        "(LoopPlan::tile_stream). */\n" +

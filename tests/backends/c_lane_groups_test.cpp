@@ -58,7 +58,7 @@ TEST(LaneGroups, APoolsArgmaxAndAColumnsArgminRunInGroupsOf16) {
     ASSERT_EQ(loops.size(), 1u) << print(p);
     EXPECT_EQ(loops[0].first->plan.lane_group, cgen::kLaneGroup);
     EXPECT_EQ(loops[0].second, op);
-    EXPECT_NE(emit_c(program).find("_group __attribute__((vector_size(64)))"), std::string::npos);
+    EXPECT_NE(emit_c(program).find("_group uops_lanes_of(16, 4)"), std::string::npos);
   }
 }
 
