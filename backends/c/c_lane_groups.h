@@ -2,8 +2,9 @@
 // is, c_team_plan.h): a loop whose iterations each reduce scalars over the loops inside it runs
 // in groups of kLaneGroup iterations, one per SIMD lane (ir::LoopPlan::lane_group). Its scalars
 // are held per lane in vectors of GCC's vector extensions (in registers, where arrays stayed in
-// memory), and each statement inside runs for the group's lanes at once, as `omp simd`
-// (codegen::KernelWriter::lane_group). The iterations it leaves over run as before.
+// memory; arrays still under other compilers: `uops_lanes_of`), and each statement inside runs for
+// the group's lanes at once, as `omp simd` (codegen::KernelWriter::lane_group). The iterations it
+// leaves over run as before.
 //
 // What it is for: a reduction that loop_order cannot move its independent loop inside of, because
 // it accumulates into a scalar that memory cannot hold alone. An argmax keeps a value and a

@@ -1012,7 +1012,7 @@ void KernelWriter::lane_group(const Block& b, size_t k, int indent, std::string&
   const Loop& l = b.loops[k];
   const std::string v = Names::var(l.var), next = v + "_next", lane = v + "_lane",
                     n = std::to_string(l.plan.lane_group);
-  auto vector = [&](int bytes) {
+  auto lanes_of = [&](int bytes) {
     return " " + helper("uops_lanes_of") + "(" + n + ", " + std::to_string(bytes) + ")";
   };
   out += pad(indent) + "{\n" + pad(indent + 1) + "int64_t " + next + " = " + index(l.start) +
@@ -1021,10 +1021,10 @@ void KernelWriter::lane_group(const Block& b, size_t k, int indent, std::string&
   for (auto& c : l.carried) {
     if (!carried_is_read(b, c.id)) continue;
     const std::string name = Names::carried(c.id), arg = Names::arg(c.id);
-    out += pad(indent + 2) + scalar() + " " + name + "_group" + vector(f64_ ? 8 : 4) + ";\n";
+    out += pad(indent + 2) + scalar() + " " + name + "_group" + lanes_of(f64_ ? 8 : 4) + ";\n";
     std::string init = name + "_group[" + lane + "] = " + identity(c.op) + ";";
     if (is_arg_reduce(c.op)) {
-      out += pad(indent + 2) + "int64_t " + arg + "_group" + vector(8) + ";\n";
+      out += pad(indent + 2) + "int64_t " + arg + "_group" + lanes_of(8) + ";\n";
       init += " " + arg + "_group[" + lane + "] = 0;";
     }
     out += pad(indent + 2) + "for (int64_t " + lane + " = 0; " + lane + " < " + n + "; ++" + lane +
