@@ -266,7 +266,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   // pixels and columns channels), each multiply-add loads its own element and the rows share only
   // the weights: a tile of 6 x 64 holds 24 accumulators and 4 weight vectors. 8 x 32 holds 16 and
   // 2 and ran 12-16% faster (depthwise conv2d 8 x 56 x 56 x 128, one thread, a C driver: 6 x 64
-  // 1.44-1.57 ms, 8 x 32 1.23-1.34, 4 x 32 1.28-1.41, 6 x 32 1.42-1.51, 7 x 32 1.53-1.54).
+  // 1.45-1.57 ms, 8 x 32 1.25-1.34, 4 x 32 1.28-1.41, 6 x 32 1.42-1.51, 7 x 32 1.53-1.54).
   const bool own_loads = rows > 4 && vector_bytes >= 64 && !row_like(b, i.var);
   if (window || own_loads) {
     rows = kWindowRows;
