@@ -248,7 +248,8 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   for (auto& s : b.loops.back().stmts)
     for_each_load(s.value, [&](const ValueNode& load) { shared |= !uses_var(load.index, i.var); });
   if (!shared) return tile_columns(p, std::move(b), ii + 1, row_cols, false, out);
-  const bool first_rows = rows > 4;  // not the tiles of the rows a first tiling left over
+  const bool rows_alone = row_like(b, i.var);  // some operand holds i without j
+  const bool first_rows = rows > 4;            // not the tiles of the rows a first tiling left over
   const bool raises = may_raise(i.start) || may_raise(i.end);
   if (raises) rows = raising_rows;
   // Where i indexes an operand without j (a contraction's rows), the tiles run outside the
@@ -257,7 +258,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   // Those loops are exclusive, so the order of contributions stays. (A pool's or a depthwise
   // convolution's rows, pixels, read x along j too: their loops stay as they are.)
   size_t outer = ii;
-  for (std::vector<bool> ex; row_like(b, i.var) && outer > 0 && qualifies(p, b, outer - 1, &ex) &&
+  for (std::vector<bool> ex; rows_alone && outer > 0 && qualifies(p, b, outer - 1, &ex) &&
                              ex[outer - 1] && !row_like(b, b.loops[outer - 1].var);
        ex.clear())
     --outer;
@@ -267,7 +268,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   // the weights: a tile of 6 x 64 holds 24 accumulators and 4 weight vectors. 8 x 32 holds 16 and
   // 2 and ran 12-16% faster (depthwise conv2d 8 x 56 x 56 x 128, one thread, a C driver: 6 x 64
   // 1.45-1.57 ms, 8 x 32 1.25-1.34, 4 x 32 1.28-1.41, 6 x 32 1.42-1.51, 7 x 32 1.53-1.54).
-  const bool own_loads = rows > 4 && vector_bytes >= 64 && !row_like(b, i.var);
+  const bool own_loads = rows > 4 && vector_bytes >= 64 && !rows_alone;
   if (window || own_loads) {
     rows = kWindowRows;
     cols = kWindowCols;
@@ -279,7 +280,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   // 7 x 7, 12.2 -> 11.8 over 56 x 56). Elsewhere tiles of 7 would leave up to 6 rows one by one,
   // where those of 6 leave pairs (32 x 32: 12.4, 14.3 with 7): the tiles of `rows` run there,
   // first. Both parts start at i's start, so no index repeats a division (above); one is empty.
-  if (raises && fresh && !window && vector_bytes >= 64 && row_like(b, i.var)) {
+  if (raises && fresh && !window && vector_bytes >= 64 && rows_alone) {
     const Index n = idx::max(idx::sub(i.end, i.start), idx::constant(0));
     const Index other = idx::min(idx::floormod(n, idx::constant(kPixelRows)), idx::constant(1));
     Block part = b;
@@ -312,7 +313,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     t.loops.resize(n - 1);
     t.loops.erase(t.loops.begin() + long(ii));
     // Column tiles inside row tiles where no operand has rows alone (reduction_tiling.h).
-    if (!window && !row_like(b, i.var)) std::swap(tj, ti);
+    if (!window && !rows_alone) std::swap(tj, ti);
     t.loops.insert(t.loops.begin() + long(outer), {std::move(tj), std::move(ti)});
     // Unrolled, the rows leave GCC a tile of rows x (width / lanes) vectors it keeps in
     // registers; left to its own heuristics it kept batched matmul's 12 x 32 tile on the stack
