@@ -156,20 +156,18 @@ class Lowering {
     int out = tensor_of_[&n - g_.nodes().data()];
     if (n.kind == UopKind::reduce) {
       emit_reduce(n, out, b);
-      p_.blocks.push_back(std::move(b));
-      return;
+      return p_.blocks.push_back(std::move(b));
     }
-    if (n.kind == UopKind::scatter) {
-      emit_scatter(n, out, b);
-      p_.blocks.push_back(std::move(b));
-      return;
-    }
+    // A scatter, or a node that absorbs one (its other operand copied into the output first).
+    const UopNode* scatter = n.kind == UopKind::scatter ? &n : nullptr;
     if (int s = absorbs_[&n - g_.nodes().data()]; s >= 0) {
       int other = n.operands[n.operands[0] == s ? 1 : 0];
       if (tensor_of_[other] != out) emit_copy(n, tensor_of_[other], out);
-      emit_scatter(g_.nodes()[s], out, b);
-      p_.blocks.push_back(std::move(b));
-      return;
+      scatter = &g_.nodes()[s];
+    }
+    if (scatter) {
+      emit_scatter(*scatter, out, b);
+      return p_.blocks.push_back(std::move(b));
     }
     std::vector<Index> vars = elementwise_nest(b, n.shape);
     Value v;

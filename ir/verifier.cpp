@@ -391,10 +391,8 @@ class Verifier {
                   std::map<int, ReduceOp>& carried_op, const std::string& where) {
     check_value(s.value, vars, carried, where);
     if (s.kind == StmtKind::reduce) {
-      if (std::find(carried.begin(), carried.end(), s.carried) == carried.end()) {
-        fail(where + " updates c" + std::to_string(s.carried) + " outside its loop");
-        return;
-      }
+      if (std::find(carried.begin(), carried.end(), s.carried) == carried.end())
+        return fail(where + " updates c" + std::to_string(s.carried) + " outside its loop");
       if (carried_op[s.carried] != s.op)
         fail(where + " updates c" + std::to_string(s.carried) + " with another op");
       if (is_arg_reduce(s.op) != bool(s.arg))

@@ -60,10 +60,7 @@ struct Sizes {
 void tile_block(Program& p, Block b, Sizes sizes, std::vector<Block>& out) {
   std::vector<bool> ex;
   size_t n = b.loops.size(), first = scatter_from(p, b, &ex);
-  if (first == n) {
-    out.push_back(std::move(b));
-    return;
-  }
+  if (first == n) return out.push_back(std::move(b));
   // The loops the written index uses, then the others, each in their order, then j.
   const Stmt s0 = b.loops.back().stmts[0];
   std::vector<std::pair<Loop, bool>> used, unused;  // with exclusive

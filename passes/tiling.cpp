@@ -184,10 +184,7 @@ void tile_columns(Program& p, Block b, size_t at, int64_t cols, bool unroll,
   Loop rest;
   Block tiled = b;
   auto [tj, c] = split_whole_tiles(p, tiled, tiled.loops.size() - 1, cols, &rest);
-  if (empty(tj)) {
-    out.push_back(std::move(b));
-    return;
-  }
+  if (empty(tj)) return out.push_back(std::move(b));
   c.stmts = std::move(tiled.loops.back().stmts);
   c.plan.unroll = unroll;
   tiled.loops.back() = std::move(c);
