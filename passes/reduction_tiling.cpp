@@ -38,68 +38,6 @@ bool row_like(const Block& b, int var) {
   return found;
 }
 
-// Loops from the outermost that may move (qualifies from there, and no bound from there on can
-// raise, so none is evaluated where it was not) in contraction order: the exclusive ones, then
-// the others in their order, then the last loop (a matmul gradient's db[k, j] += g[i, j] *
-// a[i, k] runs k, i, j). The exclusive loops own disjoint elements, so only the others' order
-// matters, and it is kept.
-void contraction_order(const Program& p, Block& b) {
-  size_t n = b.loops.size();
-  for (size_t first = 0; first + 2 < n; ++first) {
-    std::vector<bool> ex;
-    bool raises = false;
-    for (size_t k = first; k < n; ++k)
-      raises |= may_raise(b.loops[k].start) || may_raise(b.loops[k].end);
-    if (raises || !qualifies(p, b, first, &ex)) continue;
-    // Among the exclusive loops, the ones that index an operand without the last loop (matmul's
-    // i in a[i, k]; conv2d's weight gradient's output channel in dy) go last, next to the
-    // reductions, where tile_registers takes its rows from; the ones that index only operands
-    // along with the last loop (the weight gradient's kh and kw, in x) go first.
-    std::vector<bool> rows;
-    for (size_t k = 0; k < n; ++k) rows.push_back(ex[k] && row_like(b, b.loops[k].var));
-    // Without such a loop no rows share a load, and the window's loops first would read all of
-    // the reductions' operands again at each of their steps: a depthwise convolution's weight
-    // gradient, dw[kh, kw, c] sum= dy[n, oh, ow, c] * x[n, oh + kh, ow + kw, c], ran 6.8-7.0 ms
-    // so and 1.7-1.9 in loop order's n, oh, ow, kh, kw, c (8 x 56 x 56 x 128, one thread).
-    if (std::count(rows.begin() + long(first), rows.end() - 1, true) == 0) return;
-    std::vector<Stmt> stmts = std::move(b.loops.back().stmts);
-    std::vector<Loop> loops(b.loops.begin(), b.loops.begin() + long(first));
-    for (int group : {0, 1, 2})
-      for (size_t k = first; k + 1 < n; ++k)
-        if (group == 2 ? !ex[k] : ex[k] && rows[k] == (group == 1)) loops.push_back(b.loops[k]);
-    loops.push_back(b.loops.back());
-    loops.back().stmts = std::move(stmts);
-    b.loops = std::move(loops);
-    return;
-  }
-}
-
-}  // namespace
-
-Program tile_reductions(Program p, int64_t tile) {
-  for (auto& b : p.blocks) {
-    contraction_order(p, b);
-    size_t k = reduction_loop(p, b, tile);
-    if (k == 0) continue;
-    Loop tiles = split_into_tiles(p, b.loops[k], tile);
-    b.loops.insert(b.loops.begin(), std::move(tiles));
-  }
-  return p;
-}
-
-namespace {
-
-constexpr int64_t kLeftoverCols = 16;
-// The tiles of a block whose images run outside its window loops (window_outside): 8 rows of 32
-// columns. In tiles of 6 x 64 that order ran 1.4x slower than the window-outer one (GCC kept the
-// row of x in memory, loading it again for each of the 24 multiply-adds); in 8 x 32, 16
-// accumulators, it runs as it should (docs/cpu-kernels.md, Register tiling).
-constexpr int64_t kWindowRows = 8, kWindowCols = 32;
-// The rows a tiling over a range that divides leaves over, in tiles of this many (tile_block).
-constexpr int64_t kRaisingRestRows = 2;
-// The pixel tiles of a convolution whose row of pixels is a multiple of it (tile_block).
-constexpr int64_t kPixelRows = 7;
-
 // Block b's exclusive loops [outer, ii) before i index only operands along with j (the weight
 // gradient's kh and kw), and the first of its loops k... = [ii + 1, n - 1) (the images) indexes
 // some operand those loops index too: each step of the window loops re-reads that operand over
@@ -125,6 +63,78 @@ bool window_outside(const Block& b, size_t outer, size_t ii) {
     });
   return slices;
 }
+
+// Loops from the outermost that may move (qualifies from there, and no bound from there on can
+// raise, so none is evaluated where it was not) in contraction order: the exclusive ones, then
+// the others in their order, then the last loop (a matmul gradient's db[k, j] += g[i, j] *
+// a[i, k] runs k, i, j). The exclusive loops own disjoint elements, so only the others' order
+// matters, and it is kept. With `slide` (tile_block), only a block none of whose exclusive loops
+// is row-like, and only where its last one then slides over the reductions; true where b moved.
+bool contraction_order(const Program& p, Block& b, bool slide = false) {
+  size_t n = b.loops.size();
+  for (size_t first = 0; first + 2 < n; ++first) {
+    std::vector<bool> ex;
+    bool raises = false;
+    for (size_t k = first; k < n; ++k)
+      raises |= may_raise(b.loops[k].start) || may_raise(b.loops[k].end);
+    if (raises || !qualifies(p, b, first, &ex)) continue;
+    // Among the exclusive loops, the ones that index an operand without the last loop (matmul's
+    // i in a[i, k]; conv2d's weight gradient's output channel in dy) go last, next to the
+    // reductions, where tile_registers takes its rows from; the ones that index only operands
+    // along with the last loop (the weight gradient's kh and kw, in x) go first.
+    std::vector<bool> rows;
+    for (size_t k = 0; k < n; ++k) rows.push_back(ex[k] && row_like(b, b.loops[k].var));
+    // Without such a loop no rows share a load, and the window's loops first would read all of
+    // the reductions' operands again at each of their steps: a depthwise convolution's weight
+    // gradient, dw[kh, kw, c] sum= dy[n, oh, ow, c] * x[n, oh + kh, ow + kw, c], ran 6.8-7.0 ms
+    // so and 1.7-1.9 in loop order's n, oh, ow, kh, kw, c (8 x 56 x 56 x 128, one thread). The
+    // block stays so, but for tile_block's slide, where the last exclusive loop (kw), next to
+    // the reductions, takes the rows, which share dy's loads, and the images and their rows run
+    // outside the tiles and the window loops (window_outside) after all.
+    if ((std::count(rows.begin() + long(first), rows.end() - 1, true) == 0) != slide) return false;
+    Block ordered = b;
+    std::vector<Loop>& loops = ordered.loops;
+    loops.resize(first);
+    for (int group : {0, 1, 2})
+      for (size_t k = first; k + 1 < n; ++k)
+        if (group == 2 ? !ex[k] : ex[k] && rows[k] == (group == 1)) loops.push_back(b.loops[k]);
+    loops.push_back(b.loops.back());
+    const auto i = first + size_t(std::count(ex.begin() + long(first), ex.end() - 1, true));
+    if (slide && (i < first + 2 || !window_outside(ordered, first, i - 1))) return false;
+    b = std::move(ordered);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Program tile_reductions(Program p, int64_t tile) {
+  for (auto& b : p.blocks) {
+    contraction_order(p, b);
+    size_t k = reduction_loop(p, b, tile);
+    if (k == 0) continue;
+    Loop tiles = split_into_tiles(p, b.loops[k], tile);
+    b.loops.insert(b.loops.begin(), std::move(tiles));
+  }
+  return p;
+}
+
+namespace {
+
+constexpr int64_t kLeftoverCols = 16;
+// The tiles of a block whose images run outside its window loops (window_outside): 8 rows of 32
+// columns. In tiles of 6 x 64 that order ran 1.4x slower than the window-outer one (GCC kept the
+// row of x in memory, loading it again for each of the 24 multiply-adds); in 8 x 32, 16
+// accumulators, it runs as it should (docs/cpu-kernels.md, Register tiling).
+constexpr int64_t kWindowRows = 8, kWindowCols = 32;
+// The tiles of rows that slide over the reductions (a depthwise weight gradient's kw): 3 rows,
+// a 3 x 3 window's, of 64 columns.
+constexpr int64_t kSlideRows = 3, kSlideCols = 64;
+// The rows a tiling over a range that divides leaves over, in tiles of this many (tile_block).
+constexpr int64_t kRaisingRestRows = 2;
+// The pixel tiles of a convolution whose row of pixels is a multiple of it (tile_block).
+constexpr int64_t kPixelRows = 7;
 
 // The tiled block t (j', i' at `outer`, the window loops, k... from f, r, c) with the first loop
 // of k... outside the tiles and the window loops, over the part of its range that runs where the
@@ -201,6 +211,19 @@ bool lanes_over_columns(Program& p, Block b, size_t ii, size_t outer, int64_t ro
   return true;
 }
 
+// `part`'s ranges on the loops of `before`, the block tile_block slid it from (the same
+// variables in another order), where the slide leaves it untiled: there the window's loops first
+// would read the reductions' operands again at each of their steps (contraction_order).
+Block unslid(Block part, const Block* before) {
+  if (!before) return part;
+  Block b = *before;
+  b.partition = part.partition;
+  for (Loop& l : b.loops)
+    for (const Loop& m : part.loops)
+      if (m.var == l.var) l.start = m.start, l.end = m.end;
+  return b;
+}
+
 // tile_registers on one block, appending what it becomes to `out`. Where i's range may raise
 // (conv2d's output pixels divide by the stride), `raising_rows` rows, and the rows left over in
 // tiles of kRaisingRestRows counted on from them: a tile that started where the first ones
@@ -217,7 +240,8 @@ bool lanes_over_columns(Program& p, Block b, size_t ii, size_t outer, int64_t ro
 // 0.73 to 1.03 s, depthwise conv2d's from 1.13 to 1.55 s (C drivers: conv2d 1% faster at 56 x 56
 // pixels, 4% at 28 x 28 and 14 x 14; depthwise conv2d 18% at 56 x 56).
 void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t cols,
-                int64_t row_cols, int vector_bytes, std::vector<Block>& out) {
+                int64_t row_cols, int vector_bytes, std::vector<Block>& out,
+                const Block* slid = nullptr) {
   size_t n = b.loops.size();
   // i, k..., j: j the last loop, i the first exclusive one before it, k... the loops between.
   size_t ii = n;  // the position of i, n when the block does not qualify
@@ -234,8 +258,12 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     for (auto& s : b.loops.back().stmts)
       if (uses_var(s.index, b.loops[k].var)) ii = n;
   if (ii == n) {
-    out.push_back(std::move(b));
-    return;
+    // Exclusive loops after the reductions (a depthwise weight gradient's kh, kw; in its forward
+    // pass the pixels, exclusive, run outside the window) may slide over them (contraction_order).
+    if (const Block before = b; !slid && contraction_order(p, b, true))
+      return tile_block(p, std::move(b), rows, raising_rows, cols, row_cols, vector_bytes, out,
+                        &before);
+    return out.push_back(unslid(std::move(b), slid));
   }
   const bool fresh = !b.partition;              // not a part of a block this pass has cut already
   if (fresh) b.partition = ++p.num_partitions;  // the blocks below cut b along i and j
@@ -247,6 +275,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   bool shared = false;
   for (auto& s : b.loops.back().stmts)
     for_each_load(s.value, [&](const ValueNode& load) { shared |= !uses_var(load.index, i.var); });
+  if (!shared && slid) return out.push_back(unslid(std::move(b), slid));
   if (!shared) return tile_columns(p, std::move(b), ii + 1, row_cols, false, out);
   const bool rows_alone = row_like(b, i.var);  // some operand holds i without j
   const bool first_rows = rows > 4;            // not the tiles of the rows a first tiling left over
@@ -257,19 +286,24 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   // and kw): a team then shares o' x c' (16 tiles for 64 x 64) rather than kh (3 iterations).
   // Those loops are exclusive, so the order of contributions stays. (A pool's or a depthwise
   // convolution's rows, pixels, read x along j too: their loops stay as they are.)
+  // So do the tiles of rows that slide over the reductions in a window (contraction_order).
   size_t outer = ii;
-  for (std::vector<bool> ex; rows_alone && outer > 0 && qualifies(p, b, outer - 1, &ex) &&
-                             ex[outer - 1] && !row_like(b, b.loops[outer - 1].var);
+  for (std::vector<bool> ex; outer > 0 && qualifies(p, b, outer - 1, &ex) && ex[outer - 1] &&
+                             !row_like(b, b.loops[outer - 1].var);
        ex.clear())
     --outer;
-  const bool window = rows > 4 && window_outside(b, outer, ii);
+  if (!rows_alone && !slid) outer = ii;
+  const bool window = (rows > 4 || slid) && window_outside(b, outer, ii);
   // Where every load that moves with i moves with j too (depthwise conv2d's x, whose rows are
   // pixels and columns channels), each multiply-add loads its own element and the rows share only
   // the weights: a tile of 6 x 64 holds 24 accumulators and 4 weight vectors. 8 x 32 holds 16 and
   // 2 and ran 12-16% faster (depthwise conv2d 8 x 56 x 56 x 128, one thread, a C driver: 6 x 64
   // 1.45-1.57 ms, 8 x 32 1.25-1.34, 4 x 32 1.28-1.41, 6 x 32 1.42-1.51, 7 x 32 1.53-1.54).
   const bool own_loads = rows > 4 && vector_bytes >= 64 && !rows_alone;
-  if (window || own_loads) {
+  if (slid) {
+    rows = std::min(rows, kSlideRows);
+    cols = vector_bytes >= 64 ? kSlideCols : kWindowCols;
+  } else if (window || own_loads) {
     rows = kWindowRows;
     cols = kWindowCols;
   }
@@ -329,8 +363,10 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   Loop rest_i, rest_j;
   std::optional<Block> tiled = tiles(b, cols, &rest_j, &rest_i);
   if (!tiled) {
-    out.push_back(std::move(b));
-    return;
+    if (slid && rows > 1)
+      return tile_block(p, std::move(b), rows - 1, rows - 1, cols, row_cols, vector_bytes, out,
+                        slid);
+    return out.push_back(unslid(std::move(b), slid));
   }
   if (window)
     split_window_order(std::move(*tiled), outer, ii + 2, out);
@@ -378,8 +414,12 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     if (!empty(pair_cols.loops[n - 1])) out.push_back(std::move(pair_cols));
     rest_rows.loops[ii].start = pair_rest_i.start;
   }
-  if (!empty(rest_rows.loops[ii]) && !empty(rest_rows.loops[n - 1])) {
-    if (!raises && rows > 2 && (first_rows || 2 * cols >= 8 * (vector_bytes / 4)))
+  // A slide's tiles of 1 row leave none over.
+  if (!empty(rest_rows.loops[ii]) && !empty(rest_rows.loops[n - 1]) && (!slid || rows > 1)) {
+    if (slid)
+      tile_block(p, std::move(rest_rows), rows - 1, rows - 1, cols, row_cols, vector_bytes, out,
+                 slid);
+    else if (!raises && rows > 2 && (first_rows || 2 * cols >= 8 * (vector_bytes / 4)))
       tile_block(p, std::move(rest_rows), first_rows ? std::min<int64_t>(rows - 1, 4) : 2,
                  raising_rows, cols, row_cols, vector_bytes, out);
     else
@@ -387,7 +427,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   }
   if (!empty(rest_cols.loops[ii]) && !empty(rest_cols.loops[n - 1]) &&
       (checked || cols < kLeftoverCols || !lanes_over_columns(p, rest_cols, ii, outer, rows, out)))
-    out.push_back(std::move(rest_cols));
+    out.push_back(unslid(std::move(rest_cols), slid));
 }
 
 }  // namespace

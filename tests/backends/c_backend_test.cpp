@@ -931,6 +931,45 @@ TEST(CBackend, RowTilesShrinkOverTheRowsAndColumnsLeftOver) {
   }
 }
 
+// depthwise conv2d's weight gradient slides kw over a row's pixels in register tiles of 3 rows,
+// then 2, then 1 (reduction_tiling.cpp, contraction_order's slide), by 64 channels, with the
+// images (and their rows, from 48 pixels a row) outside the tiles and the window's loops, and the
+// channels the tiles leave over in loop order. Windows of 3 x 3, 5 x 5 and 2 x 4 (each level of
+// rows), 130 and 64 channels, rows long and short, images under kWindowReduction pixels, strides
+// 1 and 2, at 1 and 2 threads, into outputs of NaN: every element of dx and dw is the
+// interpreter's, bit for bit.
+TEST(CBackend, ADepthwiseWeightGradientSlidesItsWindowBitForBit) {
+  Program p = optimize(gradient_program(find_op("depthwise_conv2d"), DType::f32));
+  struct Run {
+    std::vector<int64_t> x, w;
+    int64_t stride, pad;
+  };
+  const std::vector<Run> runs = {{{2, 4, 50, 130}, {3, 3, 130}, 1, 1},
+                                 {{1, 6, 9, 64}, {5, 5, 64}, 1, 2},
+                                 {{2, 3, 5, 130}, {2, 4, 130}, 2, 1},
+                                 {{1, 7, 52, 64}, {3, 3, 64}, 2, 0}};
+  for (int threads : {1, 2}) {
+    CCompileOptions exact;
+    exact.reassociate = false;
+    exact.threads = threads;
+    auto kernel = compile_c(p, exact);
+    uint64_t seed = 7;
+    for (const Run& r : runs) {
+      auto out = [&](int a) {
+        return (r.x[size_t(a)] + 2 * r.pad - r.w[size_t(a) - 1]) / r.stride + 1;
+      };
+      std::map<std::string, std::vector<int64_t>> shapes = {
+          {"x", r.x}, {"w", r.w}, {"dy", {r.x[0], out(1), out(2), r.x[3]}}};
+      ParamMap params = {{"stride", r.stride}, {"pad", r.pad}};
+      TensorMap in = testing::random_inputs(p, shapes, seed++);
+      TensorMap want = interpret(p, in, params), got = testing::nan_like(want);
+      kernel->run_into(in, got, params);
+      EXPECT_TRUE(testing::same_outputs(want, got))
+          << r.w[0] << " x " << r.w[1] << ", " << r.x[3] << " channels, " << threads << " threads";
+    }
+  }
+}
+
 // matmul's reduction tiles run inside its row tiles' team, each thread keeping its rows in every
 // tile (no waiting), rather than a team, and a sleeping worker's wake-up, per reduction tile; and
 // its blocks (tiles, the rows and columns they leave over) share one team per kernel

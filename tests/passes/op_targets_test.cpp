@@ -160,26 +160,38 @@ TEST(OpTargets, GradientsSplitIntoTiledContractions) {
 }
 
 // depthwise conv2d's weight gradient, dw[kh, kw, c] sum= dy[n, oh, ow, c] * x[n, oh + kh, ow +
-// kw, c], has no rows that share a load (x sees kh and kw only through the window): the C plan
-// keeps the window's loops inside the pixels', where each pixel's slices of x and dy serve the
-// whole window from cache, rather than putting kh and kw first, which read all of x and dy
-// again at each of their steps (reduction_tiling.cpp, contraction_order).
-TEST(OpTargets, DepthwiseWeightGradientKeepsItsWindowInside) {
+// kw, c], has no rows that share a load in contraction order (x sees kh and kw only through the
+// window): kh and kw first, untiled, would read all of x and dy again at each of their steps.
+// Its tiles slide kw over a row's pixels instead (reduction_tiling.cpp, contraction_order and
+// tile_block): rows of kw share each load of dy, and the images (with their rows, where a row is
+// long) run outside the tiles and the window's loops, so each image's slices of x and dy come
+// from memory once. What the tiles leave over keeps the window's loops inside the pixels'.
+TEST(OpTargets, DepthwiseWeightGradientReadsEachImageOnce) {
   Program q = optimize(gradient(find_op("depthwise_conv2d").build(DType::f32), {"w"}));
   Program planned = plan_cpu(q, CpuTarget{});
   const int dw = planned.find_tensor("dw");
-  int sums = 0;
+  int sums = 0, tiles = 0, kw_rows = 0, images_outside = 0;
   for (auto& b : planned.blocks)
     for (auto& s : b.loops.back().stmts) {
       if (s.tensor != dw || s.kind != StmtKind::accumulate) continue;
       ++sums;
+      const bool tile = std::any_of(b.loops.begin(), b.loops.end(),
+                                    [](const Loop& l) { return l.plan.tile > 0; });
+      if (tile) {
+        ++tiles;
+        kw_rows += uses_var(s.index[1], b.loops[b.loops.size() - 2].var);  // the tile's rows
+        images_outside += !uses_var(s.index, b.loops[0].var);
+        continue;
+      }
       bool indexed = false;  // a loop whose variable indexes dw has come
       for (auto& l : b.loops) {
         EXPECT_TRUE(!indexed || uses_var(s.index, l.var)) << print(planned);
         indexed |= uses_var(s.index, l.var);
       }
     }
-  EXPECT_GT(sums, 0) << print(planned);
+  EXPECT_GT(sums, tiles) << print(planned);
+  EXPECT_GT(kw_rows, 0) << print(planned);
+  EXPECT_GE(images_outside, 2) << print(planned);  // with their rows, and alone
 }
 
 // conv2d's OHWI weights are copied to [kh][kw][ic][oc] so that the output channels, innermost,
