@@ -364,8 +364,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   std::optional<Block> tiled = tiles(b, cols, &rest_j, &rest_i);
   if (!tiled) {
     if (slid && rows > 1)
-      return tile_block(p, std::move(b), rows - 1, rows - 1, cols, row_cols, vector_bytes, out,
-                        slid);
+      return tile_block(p, std::move(b), 1, 1, cols, row_cols, vector_bytes, out, slid);
     return out.push_back(unslid(std::move(b), slid));
   }
   if (window)
@@ -417,8 +416,7 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   // A slide's tiles of 1 row leave none over.
   if (!empty(rest_rows.loops[ii]) && !empty(rest_rows.loops[n - 1]) && (!slid || rows > 1)) {
     if (slid)
-      tile_block(p, std::move(rest_rows), rows - 1, rows - 1, cols, row_cols, vector_bytes, out,
-                 slid);
+      tile_block(p, std::move(rest_rows), 1, 1, cols, row_cols, vector_bytes, out, slid);
     else if (!raises && rows > 2 && (first_rows || 2 * cols >= 8 * (vector_bytes / 4)))
       tile_block(p, std::move(rest_rows), first_rows ? std::min<int64_t>(rows - 1, 4) : 2,
                  raising_rows, cols, row_cols, vector_bytes, out);

@@ -932,11 +932,11 @@ TEST(CBackend, RowTilesShrinkOverTheRowsAndColumnsLeftOver) {
 }
 
 // depthwise conv2d's weight gradient slides kw over a row's pixels in register tiles of 3 rows,
-// then 2, then 1 (reduction_tiling.cpp, contraction_order's slide), by 64 channels, with the
-// images (and their rows, from 48 pixels a row) outside the tiles and the window's loops, and the
-// channels the tiles leave over in loop order. Windows of 3 x 3, 5 x 5 and 2 x 4 (each level of
-// rows), 130 and 64 channels, rows long and short, images under kWindowReduction pixels, strides
-// 1 and 2, at 1 and 2 threads, into outputs of NaN: every element of dx and dw is the
+// then 1 (reduction_tiling.cpp, contraction_order's slide), by 64 channels, with the images (and
+// their rows, from 48 pixels a row) outside the tiles and the window's loops, and the channels the
+// tiles leave over in loop order. Windows of 3 x 3, 5 x 5 and 2 x 4 (rows left over, and no whole
+// tile of 3), 130 and 64 channels, rows long and short, images under kWindowReduction pixels,
+// strides 1 and 2, at 1 and 2 threads, into outputs of NaN: every element of dx and dw is the
 // interpreter's, bit for bit.
 TEST(CBackend, ADepthwiseWeightGradientSlidesItsWindowBitForBit) {
   Program p = optimize(gradient_program(find_op("depthwise_conv2d"), DType::f32));

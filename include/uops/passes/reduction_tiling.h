@@ -68,11 +68,12 @@
 // in n, oh, ow, kh, kw, c, runs kh, kw, n, oh, ow, c with kw as i (its rows share each load of
 // dy), where the window's loop kh then meets the condition above, so that the images and their
 // rows run outside the tiles and the window loops. The tiles are 3 rows (a 3 x 3 window's) x 64
-// columns (32 without AVX-512), then 2 rows and 1 over the rows left over; what they leave over
-// (the columns, or a block whose every load moves with kw) runs in loop order, where the window
-// loops first would read x and dy again at each of their steps. 8 x 56 x 56 x 128, 3 x 3, one
-// thread, C drivers, medians of 31 interleaved: the weight gradient alone 2.22 -> 1.38 ms (a
-// 3 x 128 tile 1.24), the whole gradient 4.15 -> 3.62 ms, 2.15 -> 1.87 at two threads.
+// columns (32 without AVX-512), then tiles of 1 row over the rows left over (a level of 2 rows
+// between took its kernel's compile from 2.3 to 4.4 s at two threads); what they leave over (the
+// columns, or a block whose every load moves with kw) runs in loop order, where the window loops
+// first would read x and dy again at each of their steps. 8 x 56 x 56 x 128, 3 x 3, one thread,
+// C drivers, medians of 31 interleaved: the weight gradient alone 2.22 -> 1.38 ms (a 3 x 128
+// tile 1.24), the whole gradient 4.15 -> 3.62 ms, 2.15 -> 1.87 at two threads.
 //
 // The blocks tile_registers cuts from one block share a fresh ir::Block::partition: they write
 // different elements, so each starts from what the tensor held before the first of them
