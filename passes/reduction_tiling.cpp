@@ -69,8 +69,9 @@ bool window_outside(const Block& b, size_t outer, size_t ii) {
 // the others in their order, then the last loop (a matmul gradient's db[k, j] += g[i, j] *
 // a[i, k] runs k, i, j). The exclusive loops own disjoint elements, so only the others' order
 // matters, and it is kept. With `slide` (tile_block), only a block none of whose exclusive loops
-// is row-like, and only where its last one then slides over the reductions; true where b moved.
-bool contraction_order(const Program& p, Block& b, bool slide = false) {
+// is row-like, and only where its last one then slides over the reductions. Returns b so
+// ordered, or nothing where it keeps its order.
+std::optional<Block> contraction_order(const Program& p, const Block& b, bool slide = false) {
   size_t n = b.loops.size();
   for (size_t first = 0; first + 2 < n; ++first) {
     std::vector<bool> ex;
@@ -91,7 +92,7 @@ bool contraction_order(const Program& p, Block& b, bool slide = false) {
     // block stays so, but for tile_block's slide, where the last exclusive loop (kw), next to
     // the reductions, takes the rows, which share dy's loads, and the images and their rows run
     // outside the tiles and the window loops (window_outside) after all.
-    if ((std::count(rows.begin() + long(first), rows.end() - 1, true) == 0) != slide) return false;
+    if ((std::count(rows.begin() + long(first), rows.end() - 1, true) == 0) != slide) break;
     Block ordered = b;
     std::vector<Loop>& loops = ordered.loops;
     loops.resize(first);
@@ -100,18 +101,17 @@ bool contraction_order(const Program& p, Block& b, bool slide = false) {
         if (group == 2 ? !ex[k] : ex[k] && rows[k] == (group == 1)) loops.push_back(b.loops[k]);
     loops.push_back(b.loops.back());
     const auto i = first + size_t(std::count(ex.begin() + long(first), ex.end() - 1, true));
-    if (slide && (i < first + 2 || !window_outside(ordered, first, i - 1))) return false;
-    b = std::move(ordered);
-    return true;
+    if (slide && (i < first + 2 || !window_outside(ordered, first, i - 1))) break;
+    return ordered;
   }
-  return false;
+  return std::nullopt;
 }
 
 }  // namespace
 
 Program tile_reductions(Program p, int64_t tile) {
   for (auto& b : p.blocks) {
-    contraction_order(p, b);
+    if (auto ordered = contraction_order(p, b)) b = std::move(*ordered);
     size_t k = reduction_loop(p, b, tile);
     if (k == 0) continue;
     Loop tiles = split_into_tiles(p, b.loops[k], tile);
@@ -219,8 +219,7 @@ Block unslid(Block part, const Block* before) {
   Block b = *before;
   b.partition = part.partition;
   for (Loop& l : b.loops)
-    for (const Loop& m : part.loops)
-      if (m.var == l.var) l.start = m.start, l.end = m.end;
+    if (const Loop* m = loop_of(part, l.var)) l.start = m->start, l.end = m->end;
   return b;
 }
 
@@ -260,9 +259,9 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   if (ii == n) {
     // Exclusive loops after the reductions (a depthwise weight gradient's kh, kw; in its forward
     // pass the pixels, exclusive, run outside the window) may slide over them (contraction_order).
-    if (const Block before = b; !slid && contraction_order(p, b, true))
-      return tile_block(p, std::move(b), rows, raising_rows, cols, row_cols, vector_bytes, out,
-                        &before);
+    if (auto slide = slid ? std::nullopt : contraction_order(p, b, true))
+      return tile_block(p, std::move(*slide), rows, raising_rows, cols, row_cols, vector_bytes, out,
+                        &b);
     return out.push_back(unslid(std::move(b), slid));
   }
   const bool fresh = !b.partition;              // not a part of a block this pass has cut already

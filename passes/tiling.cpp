@@ -7,13 +7,13 @@
 
 namespace uops::passes {
 
-namespace {
-
 const Loop* loop_of(const Block& b, int var) {
   for (auto& l : b.loops)
     if (l.var == var) return &l;
   return nullptr;
 }
+
+namespace {
 
 // Every division or modulo of `e` that may raise is one of `shape`'s.
 bool raises_as_shape(const Index& e, const std::vector<Index>& shape) {

@@ -18,6 +18,8 @@ using namespace ir;
 // Loops [first, end) of b may be reordered and split freely (see tiling.cpp); also gives each
 // loop's exclusivity.
 bool qualifies(const Program& p, const Block& b, size_t first, std::vector<bool>* exclusive_loops);
+// b's loop over `var`, or null.
+const Loop* loop_of(const Block& b, int var);
 // l's range is empty whatever the sizes.
 bool empty(const Loop& l);
 // A loop over [0, end).
