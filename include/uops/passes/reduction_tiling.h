@@ -72,8 +72,8 @@
 // between took its kernel's compile from 2.3 to 4.4 s at two threads); what they leave over (the
 // columns, or a block whose every load moves with kw) runs in loop order, where the window loops
 // first would read x and dy again at each of their steps. 8 x 56 x 56 x 128, 3 x 3, one thread,
-// C drivers, medians of 31 interleaved: the weight gradient alone 2.22 -> 1.38 ms (a 3 x 128
-// tile 1.24), the whole gradient 4.15 -> 3.62 ms, 2.15 -> 1.87 at two threads.
+// C drivers, medians of 31 interleaved: the weight gradient alone 2.22 -> 1.38 ms (3 x 128
+// tiles; 3 x 64 within 3%), the whole gradient 4.15 -> 3.62 ms, 2.15 -> 1.87 at two threads.
 //
 // The blocks tile_registers cuts from one block share a fresh ir::Block::partition: they write
 // different elements, so each starts from what the tensor held before the first of them
