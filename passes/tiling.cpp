@@ -206,8 +206,10 @@ std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k, bo
   };
   TileBox box;
   for (size_t a = 0; a < s.index.size(); ++a) {
-    const Index& e = s.index[a];
+    Index e = s.index[a], from = idx::constant(0);
     std::pair<Index, Index> r;
+    if (e->kind == IndexKind::Add && e->a->kind == IndexKind::Add && is_fixed(e->a->a))
+      from = e->a->a, e = idx::add(e->a->b, e->b);  // from + (v * R + r)
     if (e->kind == IndexKind::Add && e->a->kind == IndexKind::Mul) {
       // t * R + r: t's range [0, n) times R, when r runs over [0, R).
       const Index& m = e->a;
@@ -220,8 +222,8 @@ std::optional<TileBox> stored_box(const Program& p, const Block& t, size_t k, bo
           !is_const(r.first, &start) || start != 0 || !is_const(in.first, &in_start) ||
           in_start != 0 || fixed_value(p, in.second) != size)
         return std::nullopt;
-      r.second = idx::mul(r.second, idx::constant(*size));
-    } else if (!range(e, r)) {
+      r = {from, idx::add(from, idx::mul(r.second, idx::constant(*size)))};
+    } else if (!is_const(from) || !range(e, r)) {
       return std::nullopt;
     }
     int64_t lo = -1;

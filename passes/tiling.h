@@ -71,7 +71,8 @@ void replace_var(Block& b, int var, const Index& by);
 // The box of its tensor that the tile around loop k of block t stores (register_tiles.h), per
 // axis [lo, hi), or nothing for the whole axis. None when the index is not such a box: per axis
 // a loop variable, or v * R + r with v over [0, n) and r over [0, R) (a loop cut into whole
-// tiles; R a constant or a parameter fixed to one), each loop outside the tile on one axis,
+// tiles; R a constant or a parameter fixed to one), after a start free of loop variables (the
+// window gather's inner rows, c_window_gather.h), each loop outside the tile on one axis,
 // bounds that use no loop variable. With k past the last loop: each of the block's loops.
 using TileBox = std::vector<std::optional<std::pair<Index, Index>>>;
 // The tile of block b stores its elements whenever the block's loops outside it run: its stored

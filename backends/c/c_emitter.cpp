@@ -6,6 +6,7 @@
 #include "backends/c/c_lane_groups.h"
 #include "backends/c/c_team_plan.h"
 #include "backends/c/c_tile_prefetch.h"
+#include "backends/c/c_window_gather.h"
 #include "backends/codegen/kernel_writer.h"
 #include "backends/codegen/zero_fill.h"
 #include "uops/backends/c/c_backend.h"
@@ -214,8 +215,8 @@ std::string block(const Block& b, KernelWriter& w) {
 std::string function(const Program& original, const std::string& entry, const CpuTarget& target,
                      const codegen::Dialect& dialect, Zeros zeroes, std::set<std::string>& helpers,
                      std::set<std::string>& math) {
-  Program p =
-      plan_cpu(zeroes == Zeros::by_entry ? codegen::with_own_zeros(original) : original, target);
+  Program p = gather_windows(original);
+  p = plan_cpu(zeroes == Zeros::by_entry ? codegen::with_own_zeros(p) : std::move(p), target);
   plan_lane_groups(p);
   plan_tile_prefetch(p);
   const TeamPlan teams = plan_teams(p, target.worksharing);

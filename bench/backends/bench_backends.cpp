@@ -1171,8 +1171,10 @@ Workload attention_s1024() {
 // The pooling workloads' geometry, NHWC [8, 56, 56, 64]: a ResNet stem's 3x3 stride 2 pad 1 max
 // pooling, a 2x2 stride 2 average pooling, each compiled for its window and stride, as oneDNN's
 // primitive is (uops/ir/fixed_params.h): the window's loops unroll, 1.3 times faster at 1 and 2
-// threads. conv2d's kernels gain nothing from it, and depthwise conv2d's and conv2d's dw lose a
-// fifth, so they keep their parameters. oneDNN's max ignores padding as uops' -inf fill does.
+// threads. conv2d's kernels gain nothing from it, and depthwise conv2d's forward pass and conv2d's
+// dw lost a fifth when measured, so they keep their parameters; depthwise conv2d's gradient is
+// fixed for its gather of dx (depthwise_conv2d_grad). oneDNN's max ignores padding as uops' -inf
+// fill does.
 struct Pool {
   bool max;
   int64_t N = 8, H = 56, W = 56, C = 64, K = max ? 3 : 2, stride = 2, pad = max ? 1 : 0;
@@ -1359,15 +1361,19 @@ Workload depthwise_conv2d() {
 
 // depthwise conv2d's whole gradient (dx and dw) at the forward workload's shape: oneDNN's
 // grouped convolution backward data, then backward weights, its weights reordered once
-// (untimed) and dw reordered to uops' [kh][kw][c] for the check.
+// (untimed) and dw reordered to uops' [kh][kw][c] for the check. Compiled for its stride and
+// padding, as oneDNN's primitives are: at a stride fixed to 1 the C backend gathers dx
+// (backends/c/c_window_gather.h), 1.2 times faster than the scatter (docs/cpu-kernels.md, "Stop
+// 96"); the weight gradient runs alike fixed or not.
 Workload depthwise_conv2d_grad() {
   const int64_t N = 8, H = 56, W = 56, C = 128, K = 3;
   Workload w;
-  w.program = optimize(gradient_program(find_op("depthwise_conv2d"), DType::f32));
+  w.params = {{"stride", 1}, {"pad", K / 2}};
+  w.program =
+      fix_params(optimize(gradient_program(find_op("depthwise_conv2d"), DType::f32)), w.params);
   w.inputs = {{"x", random_tensor({N, H, W, C}, 41)},
               {"w", random_tensor({K, K, C}, 42)},
               {"dy", random_tensor({N, H, W, C}, 43)}};
-  w.params = {{"stride", 1}, {"pad", K / 2}};
   w.output_bytes = (N * H * W * C + K * K * C) * 4;
 #ifdef UOPS_BENCH_ONEDNN
   {
