@@ -8,10 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <limits>
-#include <random>
-
 #include "support/compare.h"
 #include "uops/backends/c/c_backend.h"
 #include "uops/ir/printer.h"
@@ -62,21 +58,6 @@ TEST(LaneGroups, APoolsArgmaxAndAColumnsArgminRunInGroupsOf16) {
   }
 }
 
-// Inputs of five values, with NaN, infinities and both zeros among them: many ties.
-TensorMap few_values(const Program& p, const std::map<std::string, std::vector<int64_t>>& shapes,
-                     uint64_t seed) {
-  const double inf = std::numeric_limits<double>::infinity();
-  const double values[] = {-1, -0.0, 0.0, 0.5, 2, -inf, inf, std::nan("")};
-  std::mt19937_64 rng(seed);
-  TensorMap in = testing::random_inputs(p, shapes, seed);
-  for (auto& [name, t] : in)
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      size_t at = std::uniform_int_distribution<size_t>(0, 99)(rng);
-      t.set(i, values[at < 95 ? at % 5 : 5 + at % 3]);
-    }
-  return in;
-}
-
 TEST(LaneGroups, GroupedKernelsMatchTheInterpreterBitForBit) {
   struct Case {
     std::string what;
@@ -103,7 +84,7 @@ TEST(LaneGroups, GroupedKernelsMatchTheInterpreterBitForBit) {
       options.threads = threads;
       auto kernel = compile_c(c.program, options);
       for (uint64_t seed : {1, 2, 3}) {
-        TensorMap in = few_values(c.program, c.shapes, seed);
+        TensorMap in = testing::few_values(c.program, c.shapes, seed);
         TensorMap want = interpret(c.program, in, c.params);
         TensorMap got = testing::nan_like(want);
         kernel->run_into(in, got, c.params);

@@ -12,6 +12,9 @@
 #include "support/programs.h"
 #include "support/random_graph.h"
 #include "uops/backends/c/c_backend.h"
+#include "uops/ir/fixed_params.h"
+#include "uops/ops/registry.h"
+#include "uops/passes/pipeline.h"
 
 namespace uops {
 namespace {
@@ -91,6 +94,12 @@ TEST_P(COpsWarnings, EveryProgramCompilesWithoutWarnings) {
     GTEST_SKIP() << cc << " is not installed";
   std::vector<std::string> sources;
   for (auto& c : testing::op_cases()) sources.push_back(emit_c(c.program));
+  // Kernels only fixed parameters print: window gathers (c_window_gather.h) at stride 1.
+  for (auto [op, params] :
+       {std::pair<std::string, ParamMap>{"depthwise_conv2d", {{"stride", 1}, {"pad", 1}}},
+        {"maxpool2d", {{"k", 3}, {"stride", 1}, {"pad", 1}}}})
+    sources.push_back(
+        emit_c(fix_params(optimize(gradient_program(find_op(op), DType::f32)), params)));
   for (uint64_t seed = 0; seed < 100; ++seed) {
     RandomGraphOptions o;
     o.dtype = seed % 2 ? DType::f64 : DType::f32;

@@ -13,9 +13,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
-#include <limits>
-#include <random>
 
 #include "support/compare.h"
 #include "uops/backends/c/c_backend.h"
@@ -86,22 +83,6 @@ TEST(WindowGather, TheGathersRowsRunInRegisterTiles) {
   const std::string src = emit_c(p);
   EXPECT_NE(src.find("gathered at the border"), std::string::npos);
   EXPECT_NE(src.find("float tile_v"), std::string::npos);
-}
-
-// Inputs of eight values, NaN, infinities and both zeros among them.
-TensorMap few_values(const Program& p, const std::map<std::string, std::vector<int64_t>>& shapes,
-                     uint64_t seed) {
-  const double inf = std::numeric_limits<double>::infinity();
-  const double values[] = {-1, -0.0, 0.0, 0.5, 2, -inf, inf, std::nan("")};
-  std::mt19937_64 rng(seed);
-  TensorMap in = testing::random_inputs(p, shapes, seed);
-  for (auto& [name, t] : in)
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      size_t at = std::uniform_int_distribution<size_t>(0, 99)(rng);
-      t.set(i, at < 90 ? std::uniform_real_distribution<double>(-2, 2)(rng)
-                       : values[at < 97 ? at % 5 : 5 + at % 3]);
-    }
-  return in;
 }
 
 // Every element the same bits, but NaN's payload.
@@ -204,7 +185,7 @@ TEST(WindowGather, TheGatherIsTheScatterBitForBitInTheInterpreter) {
     ASSERT_GT(gathered(g), 0) << print(c.program);
     ASSERT_EQ(verify(g), std::vector<std::string>{});
     for (size_t i = 0; i < c.shapes.size(); ++i) {
-      TensorMap in = few_values(c.program, c.shapes[i], i);
+      TensorMap in = testing::few_values(c.program, c.shapes[i], i, 10);
       EXPECT_TRUE(same_bits(interpret(c.program, in, c.params), interpret(g, in, c.params)))
           << "shapes " << i;
     }
@@ -225,7 +206,7 @@ TEST(WindowGather, GatheredKernelsMatchTheInterpreterBitForBit) {
       for (size_t i = 0; i < all[k].shapes.size(); ++i) {
         SCOPED_TRACE(all[k].what + ", shapes " + std::to_string(i) + " on " +
                      std::to_string(threads) + " threads");
-        TensorMap in = few_values(all[k].program, all[k].shapes[i], 10 + i);
+        TensorMap in = testing::few_values(all[k].program, all[k].shapes[i], 10 + i, 10);
         TensorMap want = interpret(all[k].program, in, all[k].params);
         TensorMap got = testing::nan_like(want);
         kernels[k]->run_into(in, got, all[k].params);

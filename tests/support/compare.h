@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -40,6 +41,23 @@ inline TensorMap random_inputs(const Program& p,
                    : std::uniform_real_distribution<double>(-2, 2)(rng));
     in[info.name] = std::move(x);
   }
+  return in;
+}
+
+// random_inputs with `percent` of the elements drawn from a few values instead: -1, -0, +0, 0.5
+// and 2 (many ties) and, for one element in twenty, -inf, +inf or NaN.
+inline TensorMap few_values(const Program& p,
+                            const std::map<std::string, std::vector<int64_t>>& shapes,
+                            uint64_t seed, int percent = 100) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double values[] = {-1, -0.0, 0.0, 0.5, 2, -inf, inf, std::nan("")};
+  std::mt19937_64 rng(seed);
+  TensorMap in = random_inputs(p, shapes, seed);
+  for (auto& [name, t] : in)
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      size_t at = std::uniform_int_distribution<size_t>(0, 99)(rng);
+      if (at + size_t(percent) >= 100) t.set(i, values[at < 95 ? at % 5 : 5 + at % 3]);
+    }
   return in;
 }
 
