@@ -126,18 +126,12 @@ Block gather(Program& p, const Block& b, const std::vector<Pair>& pairs,
     });
   });
   t.index = index;
-  // The window's axes now stay in range; the others' loops may still leave it.
+  // The window's axes now stay in range; another axis needs its test unless its loop spans it.
+  const LoopRanges ranges(p);
   t.checked = false;
-  for (size_t a = 0; a < index.size() && s.checked && !t.checked; ++a) {
-    if (std::any_of(pairs.begin(), pairs.end(), [&](const Pair& w) { return w.axis == a; }))
-      continue;
-    const Loop* l = nullptr;
-    for (const Loop& m : b.loops)
-      if (index[a]->kind == IndexKind::Var && m.var == index[a]->var) l = &m;
-    int64_t start = -1;
-    t.checked = !l || !is_const(l->start, &start) || start != 0 ||
-                !equal(fixed(p, l->end), fixed(p, p.tensors[size_t(s.tensor)].shape[a]));
-  }
+  for (size_t a = 0; a < index.size(); ++a)
+    if (std::none_of(pairs.begin(), pairs.end(), [&](const Pair& w) { return w.axis == a; }))
+      t.checked |= s.checked && !ranges.spans_axis(s.tensor, a, index[a]);
   const bool inside =
       std::all_of(parts.begin(), parts.end(), [](Part x) { return x == Part::inside; });
   g.origin = b.origin + (inside ? ", gathered" : ", gathered at the border");
