@@ -298,7 +298,10 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
   // the weights: a tile of 6 x 64 holds 24 accumulators and 4 weight vectors. 8 x 32 holds 16 and
   // 2 and ran 12-16% faster (depthwise conv2d 8 x 56 x 56 x 128, one thread, a C driver: 6 x 64
   // 1.45-1.57 ms, 8 x 32 1.25-1.34, 4 x 32 1.28-1.41, 6 x 32 1.42-1.51, 7 x 32 1.53-1.54).
-  const bool own_loads = rows > 4 && vector_bytes >= 64 && !rows_alone;
+  // The rows such a first tiling (fresh) leaves over run in tiles of 6, then 4: the gathered
+  // depthwise gradient's 54 inner pixels a row left 6, a tile of 4 and 2 one by one, 2-3.5%
+  // of the whole gradient at one and two threads (C drivers, medians of 41 interleaved).
+  const bool own_loads = fresh && rows > 4 && vector_bytes >= 64 && !rows_alone;
   if (slid) {
     rows = std::min(rows, kSlideRows);
     cols = vector_bytes >= 64 ? kSlideCols : kWindowCols;
@@ -417,7 +420,8 @@ void tile_block(Program& p, Block b, int64_t rows, int64_t raising_rows, int64_t
     if (slid)
       tile_block(p, std::move(rest_rows), 1, 1, cols, row_cols, vector_bytes, out, slid);
     else if (!raises && rows > 2 && (first_rows || 2 * cols >= 8 * (vector_bytes / 4)))
-      tile_block(p, std::move(rest_rows), first_rows ? std::min<int64_t>(rows - 1, 4) : 2,
+      tile_block(p, std::move(rest_rows),
+                 first_rows ? (own_loads ? rows - 2 : std::min<int64_t>(rows - 1, 4)) : 2,
                  raising_rows, cols, row_cols, vector_bytes, out);
     else
       tile_columns(p, std::move(rest_rows), ii + 1, row_cols, false, out);

@@ -98,7 +98,8 @@ TEST(WindowGather, TheGathersRowsRunInRegisterTiles) {
 }
 
 // A program and the shapes it runs at: x [N, H, W, C], dy [N, OH, OW, C] and, for depthwise
-// conv2d, w [k, k, C], for windows of k at stride 1 and padding `pad`.
+// conv2d, w [k, k, C], for windows of k at stride 1 and padding `pad`. Rows of 24 and 31 pixels
+// run the tiles of 6 and of 4 that take the inner pixels the tiles of 8 leave (tile_registers).
 struct Case {
   std::string what;
   Program program;
@@ -110,8 +111,12 @@ std::vector<std::map<std::string, std::vector<int64_t>>> shapes(std::vector<int6
                                                                 int64_t pad, bool weights) {
   std::vector<std::map<std::string, std::vector<int64_t>>> out;
   for (int64_t k : ks)
-    for (auto [h, w, c] :
-         {std::tuple<int64_t, int64_t, int64_t>{7, 13, 37}, {1, 1, 16}, {2, 5, 3}, {13, 4, 33}}) {
+    for (auto [h, w, c] : {std::tuple<int64_t, int64_t, int64_t>{7, 13, 37},
+                           {1, 1, 16},
+                           {2, 5, 3},
+                           {13, 4, 33},
+                           {3, 24, 19},
+                           {2, 31, 17}}) {
       const int64_t oh = h + 2 * pad - k + 1, ow = w + 2 * pad - k + 1;
       if (oh < 1 || ow < 1) continue;
       out.push_back({{"x", {2, h, w, c}}, {"dy", {2, oh, ow, c}}});
