@@ -25,7 +25,8 @@
 // output channels once loop ordering packed its weights) becomes j', i', k..., r, c with
 // i = i.start + i' * rows + r and j = j.start + j' * cols + c over the whole tiles, then the
 // original block over the rows left over (tiled again in tiles of 4 rows where i's
-// range cannot raise; where it can, `raising_rows` rows and no second tiling: see
+// range cannot raise, of 6 then 4 after the 8 x 32 tiles below of rows whose loads are their
+// own; where it can, `raising_rows` rows and no second tiling: see
 // reduction_tiling.cpp, and there a contraction's rows, a convolution's pixels, run in two parts
 // over the same range, tiles of 7 where the count is a multiple of 7 and of `raising_rows`
 // elsewhere, one of them empty at run time; the rows the last level leaves run one by one, each in
