@@ -77,9 +77,10 @@ bool same(const LoopPlan& a, const LoopPlan& b) {
   return a.threads == b.threads && a.collapse == b.collapse && equal(a.work, b.work) &&
          a.reports_errors == b.reports_errors && a.single == b.single && a.nowait == b.nowait &&
          a.simd == b.simd && a.lanes == b.lanes && a.lane_group == b.lane_group &&
-         a.narrow_lanes == b.narrow_lanes && a.narrow_upto == b.narrow_upto &&
-         a.simd_math == b.simd_math && a.row_local == b.row_local && a.tile == b.tile &&
-         a.unroll == b.unroll && a.tile_width == b.tile_width && a.tile_start == b.tile_start &&
+         a.narrow_positions == b.narrow_positions && a.narrow_lanes == b.narrow_lanes &&
+         a.narrow_upto == b.narrow_upto && a.simd_math == b.simd_math &&
+         a.row_local == b.row_local && a.tile == b.tile && a.unroll == b.unroll &&
+         a.tile_width == b.tile_width && a.tile_start == b.tile_start &&
          a.tile_start_first == b.tile_start_first && a.tile_stream == b.tile_stream &&
          a.stream == b.stream && a.tile_unrolled == b.tile_unrolled &&
          (a.tile_store ? b.tile_store && equal(a.tile_store, b.tile_store) : !b.tile_store) &&

@@ -1,5 +1,7 @@
 #include "ir/range_prover.h"
 
+#include "uops/ir/fixed_params.h"
+
 namespace uops::ir {
 
 namespace {
@@ -150,7 +152,8 @@ RangeProver::Bounds RangeProver::operand_bounds(const Index& e) const {
     case IndexKind::Dim:
       if (auto it = defined_.find(key(e)); it != defined_.end()) return bounds(it->second);
       return exact(atom(e, true));
-    case IndexKind::Param:
+    case IndexKind::Param:  // a fixed parameter's value is checked before anything runs
+      if (auto v = fixed_param(p_, e->name)) return exact(constant(*v));
       return exact(atom(e, false));
     case IndexKind::Data:
       return Bounds{};

@@ -2,7 +2,9 @@
 
 #include <set>
 
+#include "ir/range_prover.h"
 #include "uops/ir/analysis.h"
+#include "uops/parser/index_expr.h"
 
 namespace uops::cgen {
 
@@ -51,6 +53,18 @@ bool groups(const Block& b, size_t k) {
   return row;
 }
 
+// Every argmax or argmin position the loops inside k reduce to lies in [0, 2^24), where f32 holds
+// each integer exactly: with fixed parameters, a pool's window of k * k.
+bool narrow_positions(const Program& p, const Block& b, size_t k) {
+  const RangeProver range(p, b);
+  const Index limit = idx::constant(int64_t{1} << 24);
+  for (size_t i = k + 1; i < b.loops.size(); ++i)
+    for (auto& s : b.loops[i].stmts)
+      if (is_arg_reduce(s.op) && !(range.nonnegative(s.arg) && range.below(s.arg, range, limit)))
+        return false;
+  return true;
+}
+
 }  // namespace
 
 void plan_lane_groups(Program& p) {
@@ -58,6 +72,7 @@ void plan_lane_groups(Program& p) {
     for (size_t k = 0; k < b.loops.size(); ++k) {
       if (!groups(b, k)) continue;
       b.loops[k].plan.lane_group = kLaneGroup;
+      b.loops[k].plan.narrow_positions = narrow_positions(p, b, k);
       for (size_t i = k + 1; i < b.loops.size(); ++i) {
         LoopPlan& in = b.loops[i].plan;
         in.simd.clear();

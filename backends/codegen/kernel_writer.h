@@ -189,8 +189,8 @@ class KernelWriter {
   Names names_;
   bool f64_;
   LoopRanges ranges_;
-  RangeProver prover_;  // when floor division prints as `/`
-  std::set<int> arg_carried_;
+  RangeProver prover_;                      // when floor division prints as `/`
+  std::map<int, std::string> arg_carried_;  // an argmax's or argmin's scalar: its position's type
   std::set<int> tensors_;
   std::set<std::pair<int, int>> sizes_;
   std::set<std::string> params_;

@@ -58,6 +58,26 @@ TEST(LaneGroups, APoolsArgmaxAndAColumnsArgminRunInGroupsOf16) {
   }
 }
 
+// A pool's window fixed to k x k holds positions below k^2: narrow (32-bit lanes, stored as they
+// are) up to 2^24 = 4096^2, where f32 still holds each one exactly; not past it, nor where k is
+// known only at run time.
+TEST(LaneGroups, PositionsAreNarrowWhereTheFixedWindowKeepsThemBelow2To24) {
+  for (auto [k, narrow] :
+       {std::pair<int64_t, bool>{0, false}, {3, true}, {4096, true}, {4097, false}}) {
+    SCOPED_TRACE(k ? "k fixed to " + std::to_string(k) : std::string("k at run time"));
+    Program program = pool_gradient();
+    if (k) program = fix_params(program, {{"k", k}, {"stride", 2}, {"pad", 1}});
+    Program p = plan_cpu(program, CpuTarget{});
+    cgen::plan_lane_groups(p);
+    auto loops = grouped(p);
+    ASSERT_EQ(loops.size(), 1u) << print(p);
+    EXPECT_EQ(loops[0].first->plan.narrow_positions, narrow);
+    const std::string c = emit_c(program);
+    EXPECT_EQ(c.find("int32_t c0_arg_group uops_lanes_of(16, 4)") != std::string::npos, narrow);
+    EXPECT_EQ(c.find("to_i32f(") == std::string::npos, narrow) << c;
+  }
+}
+
 TEST(LaneGroups, GroupedKernelsMatchTheInterpreterBitForBit) {
   struct Case {
     std::string what;
@@ -77,6 +97,11 @@ TEST(LaneGroups, GroupedKernelsMatchTheInterpreterBitForBit) {
       {"argmax down 40 columns", column_reduce(ReduceOp::argmax), {{"x", {2, 3, 9, 40}}}, {}},
       {"argmin down 33 columns", column_reduce(ReduceOp::argmin), {{"x", {3, 2, 17, 33}}}, {}},
   };
+  // The pools also with their parameters fixed, as a primitive is made: narrow positions.
+  for (size_t i = 0, n = cases.size(); i < n; ++i)
+    if (!cases[i].params.empty())
+      cases.push_back({cases[i].what + ", fixed", fix_params(cases[i].program, cases[i].params),
+                       cases[i].shapes, cases[i].params});
   for (int threads : {1, 3})
     for (Case& c : cases) {
       SCOPED_TRACE(c.what + " on " + std::to_string(threads) + " threads");

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "uops/ir/fixed_params.h"
+
 namespace uops {
 
 using namespace ir;
@@ -52,6 +54,23 @@ TEST(RangeProver, ProvesWhatThePrintersNeedNonNegative) {
            idx::floordiv(q, two), idx::data(0, {v0, v1}), idx::var(7),  // a variable no loop has
        })
     EXPECT_FALSE(r.nonnegative(e)) << to_string(e);
+}
+
+// A parameter fixed to a value (fix_params' assertion, checked before anything runs) is that
+// constant; unfixed, it may be anything.
+TEST(RangeProver, AFixedParameterIsItsValue) {
+  Program p = two_loops(0);
+  const Index q = idx::param("p"), v0 = idx::var(0), nine = idx::constant(9);
+  const Index e = idx::sub(q, idx::constant(3));
+  EXPECT_FALSE(RangeProver(p).nonnegative(e));
+  p = fix_params(p, {{"p", 3}});
+  RangeProver r(p);
+  EXPECT_TRUE(r.nonnegative(e));
+  EXPECT_TRUE(r.nonnegative(idx::mul(v0, q)));
+  EXPECT_TRUE(r.below(q, r, idx::constant(4)));
+  EXPECT_FALSE(r.below(q, r, idx::constant(3)));
+  EXPECT_FALSE(r.nonnegative(idx::sub(idx::constant(2), q)));
+  EXPECT_TRUE(r.below(idx::mul(q, q), r, idx::add(nine, idx::constant(1))));
 }
 
 // Variables are unique within a block, not across blocks: the program-wide analysis knows
