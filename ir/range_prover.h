@@ -1,10 +1,11 @@
 // The one range analysis of index expressions (not API): interval bounds under the ranges of
 // loop variables. A bound is an affine form over opaque atoms (input axis sizes, parameters,
-// var-free non-affine terms); a fact is proven when the difference of two forms is a
-// non-negative constant plus non-negative multiples of atoms known to be non-negative.
-// Unprovable facts are simply not proven. The bounds pass and variable substitution ask whether
-// accesses lie inside their tensors; the C and CUDA printers ask whether a numerator is
-// non-negative (then floor division prints as plain `/`).
+// var-free non-affine terms); a parameter fix_params fixes is its value instead. A fact is proven
+// when the difference of two forms is a non-negative constant plus non-negative multiples of
+// atoms known to be non-negative. Unprovable facts are simply not proven. The bounds pass and
+// variable substitution ask whether accesses lie inside their tensors; the C and CUDA printers
+// ask whether a numerator is non-negative (then floor division prints as plain `/`), the C lane
+// groups whether an argmax's positions are narrow.
 #pragma once
 
 #include <cstdint>

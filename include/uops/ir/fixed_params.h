@@ -3,7 +3,8 @@
 // before anything runs like any other (a run given another value is refused with a uops::Error,
 // nothing written), and the C and CUDA printers declare such a parameter as a constant (a CUDA
 // kernel no longer takes it), so the compiler sees the window's size and the stride (a pool's
-// window loops unroll). The passes are unchanged: they see the parameter, as before.
+// window loops unroll). The passes are unchanged: they see the parameter, as before; the range
+// analysis (ir/range_prover.h) reads it as its value.
 #pragma once
 
 #include <cstdint>
