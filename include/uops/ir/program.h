@@ -107,8 +107,8 @@ struct LoopPlan {
   int lane_group = 0;
   // beside lane_group: every argmax or argmin position its scalars hold lies in [0, 2^24) (the
   // loops inside have fixed extents): held in 32-bit lanes, and stored into an i32 tensor as it is,
-  // its round trip through f32 exact (the pool's argmax block ran 20% faster without the
-  // conversions, medians in a C driver).
+  // its round trip through f32 exact (maxpool2d's gradient's argmax block: 0.250 -> 0.161 ms in
+  // a C driver, docs/cpu-kernels.md "Narrow positions").
   bool narrow_positions = false;
   // row_local_runs, beside lanes: rows to prefetch, each a tensor and the index of its element
   // at this loop's variable: at each step of the loop in lanes, the step's elements of the rows
