@@ -31,8 +31,7 @@ KernelWriter::KernelWriter(const Program& p, const Dialect& d)
   for (auto& b : p.blocks)
     for (auto& l : b.loops)
       for (auto& c : l.carried)
-        if (is_arg_reduce(c.op))
-          arg_carried_[c.id] = l.plan.narrow_positions ? "int32_t" : "int64_t";
+        if (is_arg_reduce(c.op)) arg_carried_[c.id] = l.plan.narrow_positions;
 }
 
 const char* KernelWriter::scalar() const {
@@ -346,7 +345,7 @@ void KernelWriter::declare_carried(const Block& b, const Loop& l, int indent, st
     if (!carried_is_read(b, c.id)) continue;
     out += pad(indent) + scalar() + " " + Names::carried(c.id) + " = " + identity(c.op) + ";\n";
     if (is_arg_reduce(c.op))
-      out += pad(indent) + arg_carried_.at(c.id) + " " + Names::arg(c.id) + " = 0;\n";
+      out += pad(indent) + position_type(c.id) + " " + Names::arg(c.id) + " = 0;\n";
   }
 }
 
@@ -363,7 +362,7 @@ std::string KernelWriter::store(const Stmt& s, bool atomic) {
   std::string line;
   const Value& x = s.value;
   if (s.kind == StmtKind::assign && dt == DType::i32 && x->kind == ValueKind::Carried &&
-      arg_carried_.count(x->carried) && arg_carried_.at(x->carried) == "int32_t") {
+      arg_carried_.count(x->carried) && arg_carried_.at(x->carried)) {
     // A narrow position (LoopPlan::narrow_positions) as it is: its round trip through f32 is exact.
     line = at + " = " + Names::arg(x->carried) + ";";
   } else if (s.kind == StmtKind::assign) {
@@ -435,7 +434,7 @@ void KernelWriter::statements(const Block& b, const Loop& l, int indent, std::st
     for (auto& c : g.carried) {
       if (!carried_is_read(b, c.id)) continue;
       std::vector<std::pair<std::string, std::string>> held = {{scalar(), Names::carried(c.id)}};
-      if (is_arg_reduce(c.op)) held.push_back({arg_carried_.at(c.id), Names::arg(c.id)});
+      if (is_arg_reduce(c.op)) held.push_back({position_type(c.id), Names::arg(c.id)});
       for (auto& [type, name] : held) {
         out += pad(indent + 1) + type + " " + name + " = " + name + "_group[" + lane + "];\n";
         back += pad(indent + 1) + name + "_group[" + lane + "] = " + name + ";\n";
@@ -1031,9 +1030,8 @@ void KernelWriter::lane_group(const Block& b, size_t k, int indent, std::string&
     out += pad(indent + 2) + scalar() + " " + name + "_group" + lanes_of(f64_ ? 8 : 4) + ";\n";
     std::string init = name + "_group[" + lane + "] = " + identity(c.op) + ";";
     if (is_arg_reduce(c.op)) {
-      const std::string& type = arg_carried_.at(c.id);
-      out += pad(indent + 2) + type + " " + arg + "_group" + lanes_of(type == "int32_t" ? 4 : 8) +
-             ";\n";
+      out += pad(indent + 2) + position_type(c.id) + " " + arg + "_group" +
+             lanes_of(arg_carried_.at(c.id) ? 4 : 8) + ";\n";
       init += " " + arg + "_group[" + lane + "] = 0;";
     }
     out += pad(indent + 2) + "for (int64_t " + lane + " = 0; " + lane + " < " + n + "; ++" + lane +

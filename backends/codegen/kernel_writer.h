@@ -52,6 +52,8 @@ class KernelWriter {
   const Names& names() const { return names_; }
   const Dialect& dialect() const { return d_; }
   const char* scalar() const;  // the value type: "float" or "double"
+  // The C type of argmax or argmin scalar c's position: int32_t where narrow, else int64_t.
+  const char* position_type(int c) const { return arg_carried_.at(c) ? "int32_t" : "int64_t"; }
   static const char* element_type(DType t);
 
   // Floating-point x / y prints as x * (1 / y), so a divisor invariant in a loop is divided
@@ -189,8 +191,10 @@ class KernelWriter {
   Names names_;
   bool f64_;
   LoopRanges ranges_;
-  RangeProver prover_;                      // when floor division prints as `/`
-  std::map<int, std::string> arg_carried_;  // an argmax's or argmin's scalar: its position's type
+  RangeProver prover_;  // when floor division prints as `/`
+  // An argmax's or argmin's scalar -> whether its positions are narrow
+  // (LoopPlan::narrow_positions).
+  std::map<int, bool> arg_carried_;
   std::set<int> tensors_;
   std::set<std::pair<int, int>> sizes_;
   std::set<std::string> params_;
