@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "uops/error.h"
 
@@ -330,25 +331,16 @@ std::optional<double> value_at_start(const Program& p, size_t bi, int t) {
   return std::nullopt;
 }
 
-bool calls_vector_math(const Loop& l) {
-  bool calls = false;
+int vector_math_calls(const Loop& l) {
+  using U = UnaryOp;
+  static const std::set<UnaryOp> calls{U::exp, U::log, U::sin, U::cos, U::tanh, U::sigmoid};
+  int n = 0;
   for (auto& s : l.stmts)
-    visit(s.value, [&](const ValueNode& n) {
-      if (n.kind == ValueKind::Unary) switch (n.uop) {
-          case UnaryOp::exp:
-          case UnaryOp::log:
-          case UnaryOp::sin:
-          case UnaryOp::cos:
-          case UnaryOp::tanh:
-          case UnaryOp::sigmoid:
-            calls = true;
-            break;
-          default:
-            break;
-        }
-      calls |= n.kind == ValueKind::Binary && n.bop == BinaryOp::pow;
+    visit(s.value, [&](const ValueNode& v) {
+      n += (v.kind == ValueKind::Unary && calls.count(v.uop)) ||
+           (v.kind == ValueKind::Binary && v.bop == BinaryOp::pow);
     });
-  return calls;
+  return n;
 }
 
 }  // namespace uops::ir

@@ -66,7 +66,7 @@ Program plan_row_local_runs(Program p, int vector_bytes) {
         b.loops[0].plan = LoopPlan{};
         LoopPlan& in = b.loops.back().plan;  // one or two scalars, no argmax, no math (.h)
         if (bi > first && !in.lanes && !in.simd.empty() && in.simd.size() <= 2 &&
-            !calls_vector_math(b.loops.back()))
+            !vector_math_calls(b.loops.back()))
           in.lanes = 4 * vector_bytes / int(dtype_size(p.value_type()));
         if (bi > first && in.lanes && !prefetched)
           prefetched = !(in.prefetch = next_rows(p.blocks[first], b)).empty();

@@ -49,7 +49,7 @@ std::vector<Carried> simd_reduction(const Block& b, size_t k) {
 bool simd_math(const Block& b, size_t k) {
   const Loop& l = b.loops[k];
   if (k + 1 != b.loops.size() || runs_once(l) || !l.carried.empty() || !l.plan.simd.empty() ||
-      l.plan.threads != LoopPlan::Threads::none || !calls_vector_math(l) || !stores_stay_apart(l))
+      l.plan.threads != LoopPlan::Threads::none || !vector_math_calls(l) || !stores_stay_apart(l))
     return false;
   for (auto& s : l.stmts)
     if (s.kind == StmtKind::reduce || may_raise(s)) return false;

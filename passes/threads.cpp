@@ -13,8 +13,10 @@ Index work_from(const Program& p, const Block& b, size_t depth) {
     tiled = first && first + 2 <= b.loops.size();
   }
   Index work = idx::constant(1);
+  int64_t cost = tiled ? kTileColumnCost : 1;  // of one iteration (parallel_loops.h)
   for (size_t k = depth; k < b.loops.size(); ++k) {
     const Loop& l = b.loops[k];
+    cost += kMathCallCost * vector_math_calls(l);
     int64_t e = 0;
     if (tiled && k + 1 == b.loops.size() && is_const(l.end, &e)) {
       // A register tile's columns, in vectors of kVectorBytes (threads.h says why).
@@ -27,7 +29,7 @@ Index work_from(const Program& p, const Block& b, size_t depth) {
       work = idx::mul(work, uses_any_var(e) ? idx::constant(c) : idx::min(e, idx::constant(c)));
     }
   }
-  return work;
+  return idx::mul(work, idx::constant(cost));
 }
 
 void plan_team(LoopPlan& plan, const Index& work, bool reports_errors) {

@@ -92,7 +92,9 @@ TEST(Pipeline, WorkCountsARegisterTilesColumnsInVectors) {
     }
     return found;
   };
-  EXPECT_EQ(works(512, 2), (std::vector<int64_t>{510 * 512 * 512 / 16, 2 * 512 * 512 / 16}));
+  const int64_t c = kTileColumnCost;
+  EXPECT_EQ(works(512, 2),
+            (std::vector<int64_t>{510 * 512 * 512 / 16 * c, 2 * 512 * 512 / 16 * c}));
   EXPECT_EQ(works(512, 1), std::vector<int64_t>{});
   EXPECT_EQ(works(511, 1), std::vector<int64_t>{511 * 448});
   ASSERT_EQ(works(96, 2).size(), 1u);
@@ -101,8 +103,34 @@ TEST(Pipeline, WorkCountsARegisterTilesColumnsInVectors) {
   // At 128^3 the reduction's one tile of 512 counts its 128 (counted as 512, matmul 128^3 started
   // a team: 2.3x slower at two threads than on one on the Zen 5 host).
   ASSERT_EQ(works(128, 2).size(), 2u);
-  EXPECT_EQ(works(128, 2), (std::vector<int64_t>{126 * 128 * 128 / 16, 2 * 128 * 128 / 16}));
+  EXPECT_EQ(works(128, 2),
+            (std::vector<int64_t>{126 * 128 * 128 / 16 * c, 2 * 128 * 128 / 16 * c}));
   EXPECT_LT(works(128, 2)[0], kParallelThreshold);
+}
+
+// A team's work weighs each iteration by its vector math calls (parallel_loops.h): on the Zen 5
+// host an elementwise loop of arithmetic lost with a team up to 2^20 iterations, one that calls
+// tanh and exp won from 2^19. A size known at run time is weighed in the kernel as well.
+TEST(Pipeline, WorkWeighsEachIterationByItsMathCalls) {
+  using namespace ir;
+  auto work_at = [](bool calls, int64_t n) {
+    Graph g;
+    Node x = g.input("x", 1, DType::f32);
+    Node cheap = g.binary(BinaryOp::mul, g.binary(BinaryOp::add, x, x), x);
+    g.output("y", calls
+                      ? g.binary(BinaryOp::mul, g.unary(UnaryOp::tanh, x), g.unary(UnaryOp::exp, x))
+                      : cheap);
+    Program p = plan_cpu(optimize(lower(g)), {});
+    const LoopPlan& outer = p.blocks.at(0).loops.at(0).plan;
+    EXPECT_EQ(outer.threads, LoopPlan::Threads::team_if);
+    Binding bound = bind(p, TensorTypeMap{{"x", {DType::f32, {n}}}}, {});
+    return outer.work ? evaluate(outer.work, bound.env()) : int64_t{-1};
+  };
+  EXPECT_EQ(work_at(false, 1000), 1000);
+  EXPECT_EQ(work_at(true, 1000), 1000 * (1 + 2 * kMathCallCost));
+  EXPECT_LT(work_at(false, 1 << 20), kParallelThreshold);
+  EXPECT_GE(work_at(true, 1 << 19), kParallelThreshold);
+  EXPECT_LT(work_at(true, 1 << 18), kParallelThreshold);
 }
 
 // A block with nothing to do at a shape (the rows and columns its tiles leave over, often none)

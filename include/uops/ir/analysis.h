@@ -76,9 +76,9 @@ size_t row_binding_loop(const Block& b, size_t from);
 bool assigns_each_element(const Program& p, const Block& b, int t);
 // ... and the value it assigns is one constant.
 bool fills_whole(const Program& p, const Block& b, int t);
-// Some statement of loop l calls a math function that glibc's libmvec has a SIMD variant of (exp,
-// log, sin, cos, tanh, pow; sigmoid prints as a call of exp).
-bool calls_vector_math(const Loop& l);
+// How many calls the statements of loop l make, per iteration, of math functions that glibc's
+// libmvec has a SIMD variant of (exp, log, sin, cos, tanh, pow; sigmoid prints as a call of exp).
+int vector_math_calls(const Loop& l);
 
 // The value every element of tensor t holds when block `bi` starts, when one is known: +0, an
 // output's or temporary's initial value, while every earlier write assigns +0 (a gradient's

@@ -8,13 +8,13 @@
 // register tiles, with every loop after them that can: the 4 output channels conv2d's weight
 // gradient leaves over are one tile of rows by one of columns, which ran on one thread while the
 // other waited; with its window loops its 9 iterations split 5 / 4 (7.2 -> 6.6 ms at two
-// threads, a C driver). Below
-// kParallelThreshold iterations in all a team costs more than it gains: the loop runs on one
-// thread, or on a team only when a size known at run time reaches the threshold. The team reports
-// the threads' error bits when an index expression of the block may raise. Inside other loops,
-// the parallel loop's team (by the work of one run of the loop) starts once, in front of the
-// block, where its iterations stay with their threads across those loops
-// (ir::stays_with_threads, LoopPlan::nowait); elsewhere once per iteration of those loops.
+// threads, a C driver). Below kParallelThreshold units of work in all (iterations weighted by
+// their cost, below) a team costs more than it gains: the loop runs on one thread, or on a team
+// only when a size known at run time reaches the threshold. The team reports the threads' error
+// bits when an index expression of the block may raise. Inside other loops, the parallel loop's
+// team (by the work of one run of the loop) starts once, in front of the block, where its
+// iterations stay with their threads across those loops (ir::stays_with_threads,
+// LoopPlan::nowait); elsewhere once per iteration of those loops.
 //
 // With reassociation, a block whose outer loop is not exclusive but whose iterations collide
 // only in sums into tensors it never reads or assigns (a column sum, a bias's or a convolution's
@@ -36,9 +36,17 @@
 
 namespace uops {
 
-// Measured on a shared 2-core machine with a passive wait policy, an elementwise loop on 2
-// threads lost to 1 thread up to 2^17 iterations and broke even at 2^19.
-constexpr int64_t kParallelThreshold = 1 << 18;
+// A team's work counts iterations weighted by what each costs (passes/threads.h, work_from): an
+// iteration that loads, computes with arithmetic and stores costs 1, each call of a vector math
+// function in it kMathCallCost more, and a register tile's vector multiply-add kTileColumnCost.
+// Under a passive wait policy waking the second thread of a 2-core Zen 5 costs 40-50 us. Through
+// run_into, one thread's time over two threads' (docs/cpu-kernels.md, stop 99): (x*y + x - y)^2
+// max x lost at 2^20 iterations (0.78, 0.93) and broke even at 2^21 (0.96, 1.22); with one exp it
+// lost at 2^19 (0.67) and won at 2^20 (1.09); with tanh and exp, 0.88 at 2^18 and 1.08 at 2^19.
+// Register tiles keep the 2^18 vector multiply-adds their threshold was set at (threads.h).
+constexpr int64_t kParallelThreshold = 1 << 21;
+constexpr int64_t kMathCallCost = 2;
+constexpr int64_t kTileColumnCost = 8;
 
 // The most elements thread copies may hold in all (one copy per thread, on its stack).
 constexpr int64_t kThreadCopyLimit = 1 << 16;

@@ -8,7 +8,7 @@
 //
 // A block after the run's first re-reads rows the run brought to L1, so its innermost loop's
 // SIMD reductions are bound by the latency of their steps rather than by memory: where it reduces
-// one or two scalars (no argmax) and calls no math function (ir::calls_vector_math, whose cost
+// one or two scalars (no argmax) and calls no math function (ir::vector_math_calls, whose cost
 // bounds such a loop instead), they run in four vectors' worth of lanes of `vector_bytes`
 // (ir::LoopPlan::lanes), four chains of steps. The sums change their grouping only, as SIMD
 // reductions do (simd_reductions.h). Measured in a C driver, layernorm 4096 x 1024 on one thread
