@@ -362,7 +362,7 @@ std::string KernelWriter::store(const Stmt& s, bool atomic) {
   std::string line;
   const Value& x = s.value;
   if (s.kind == StmtKind::assign && dt == DType::i32 && x->kind == ValueKind::Carried &&
-      arg_carried_.count(x->carried) && arg_carried_.at(x->carried)) {
+      narrow_position(x->carried)) {
     // A narrow position (LoopPlan::narrow_positions) as it is: its round trip through f32 is exact.
     line = at + " = " + Names::arg(x->carried) + ";";
   } else if (s.kind == StmtKind::assign) {
@@ -1031,7 +1031,7 @@ void KernelWriter::lane_group(const Block& b, size_t k, int indent, std::string&
     std::string init = name + "_group[" + lane + "] = " + identity(c.op) + ";";
     if (is_arg_reduce(c.op)) {
       out += pad(indent + 2) + position_type(c.id) + " " + arg + "_group" +
-             lanes_of(arg_carried_.at(c.id) ? 4 : 8) + ";\n";
+             lanes_of(narrow_position(c.id) ? 4 : 8) + ";\n";
       init += " " + arg + "_group[" + lane + "] = 0;";
     }
     out += pad(indent + 2) + "for (int64_t " + lane + " = 0; " + lane + " < " + n + "; ++" + lane +

@@ -52,8 +52,13 @@ class KernelWriter {
   const Names& names() const { return names_; }
   const Dialect& dialect() const { return d_; }
   const char* scalar() const;  // the value type: "float" or "double"
+  // Scalar c is an argmax's or argmin's whose positions are narrow (LoopPlan::narrow_positions).
+  bool narrow_position(int c) const {
+    auto it = arg_carried_.find(c);
+    return it != arg_carried_.end() && it->second;
+  }
   // The C type of argmax or argmin scalar c's position: int32_t where narrow, else int64_t.
-  const char* position_type(int c) const { return arg_carried_.at(c) ? "int32_t" : "int64_t"; }
+  const char* position_type(int c) const { return narrow_position(c) ? "int32_t" : "int64_t"; }
   static const char* element_type(DType t);
 
   // Floating-point x / y prints as x * (1 / y), so a divisor invariant in a loop is divided
