@@ -1,6 +1,7 @@
 #include "backends/c/c_emitter.h"
 
 #include <map>
+#include <set>
 
 #include "backends/c/c_compiler.h"
 #include "backends/c/c_lane_groups.h"
@@ -109,10 +110,9 @@ std::string copies_guard(const Block& b, KernelWriter& w) {
 // `nest`, block bi's body, under the test of its plan's fill_unless: where the block that would
 // store its elements from its tile's first round does not (on its thread copies, or a loop of
 // that round empty).
-std::string unless_stored(const Program& p, size_t bi, std::string nest, int indent,
-                          KernelWriter& w) {
+std::string unless_test(const Program& p, size_t bi, KernelWriter& w) {
   int n = p.blocks[bi].loops[0].plan.fill_unless;
-  if (!n) return nest;
+  if (!n) return "";
   const Block& t = p.blocks[bi + size_t(n)];
   std::string test = t.loops[0].plan.thread_copies.empty() ? "" : "(" + copies_guard(t, w) + ")";
   for (const Loop& l : t.loops)
@@ -120,7 +120,57 @@ std::string unless_stored(const Program& p, size_t bi, std::string nest, int ind
       for (const Loop& m : t.loops)
         if (m.var == v)
           test += (test.empty() ? "" : " || ") + w.index(m.end) + " <= " + w.index(m.start);
+  return test;
+}
+std::string unless_stored(const Program& p, size_t bi, std::string nest, int indent,
+                          KernelWriter& w) {
+  std::string test = unless_test(p, bi, w);
+  if (test.empty()) return nest;
   return pad(indent) + "if (" + test + ") {\n" + nest + pad(indent) + "}\n";
+}
+
+// A test that holds wherever unit `first` (a block, or a row-local run) runs a statement: its
+// fill's test (unless_test) and its loops' empty-range tests, which read no loop variable and
+// cannot raise; "" where it may always run (a run: its tests lie inside its shared loop).
+std::string may_run(const Program& p, size_t first, KernelWriter& w) {
+  const Block& b = p.blocks[first];
+  if (b.loops[0].plan.row_local) return "";
+  std::string test;
+  auto add = [&](const std::string& t) {
+    if (!t.empty()) test += (test.empty() ? "(" : " && (") + t + ")";
+  };
+  add(unless_test(p, first, w));
+  for (const Loop& l : b.loops) add(w.empty_test(b, l));
+  return test;
+}
+
+// The team's wait in front of a unit, where both units of one of the pairs it keeps in order
+// (TeamPlan::orders) may run: a test of sizes, parameters and `threads` alone, the same on
+// every thread of the team, as a barrier needs.
+std::string wait_for(const Program& p, const std::vector<std::pair<size_t, size_t>>& orders,
+                     KernelWriter& w) {
+  const std::string always = std::string("\n") + kBarrier;
+  std::map<std::string, std::set<std::string>> later;  // per earlier unit's test
+  for (auto [i, k] : orders) later[may_run(p, i, w)].insert(may_run(p, k, w));
+  std::string test;
+  for (auto& [first, seconds] : later) {
+    std::string either;
+    for (const std::string& s : seconds) {
+      if (s.empty()) {
+        either.clear();
+        break;
+      }
+      either += (either.empty() ? "" : " || ") + s;
+    }
+    if (first.empty() && either.empty()) return always;
+    std::string both = first.empty()        ? either
+                       : either.empty()     ? first
+                       : seconds.size() > 1 ? first + " && (" + either + ")"
+                                            : first + " && " + either;
+    test += (test.empty() ? "(" : " || (") + both + ")";
+  }
+  if (test.empty()) return always;
+  return "\n  if (" + test + ") {\n" + kBarrier + "  }\n";
 }
 
 // Blocks [first, end) under one outer loop (row_local_runs.h): per iteration, each block's
@@ -228,7 +278,7 @@ std::string function(const Program& original, const std::string& entry, const Cp
   for (size_t bi = 0; bi < p.blocks.size();) {
     const Block& b = p.blocks[bi];
     for (const Loop& l : b.loops) any_parallel |= l.plan.starts_team();
-    if (!teams.waits.empty() && teams.waits[bi]) body += std::string("\n") + kBarrier;
+    if (!teams.waits.empty() && teams.waits[bi]) body += wait_for(p, teams.orders[bi], w);
     if (size_t run = size_t(b.loops[0].plan.row_local)) {
       body += row_local(p, bi, bi + run + 1, w);
       bi += run + 1;

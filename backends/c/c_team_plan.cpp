@@ -2,6 +2,7 @@
 
 #include "ir/parallelism.h"
 #include "ir/range_prover.h"
+#include "uops/error.h"
 #include "uops/ir/analysis.h"
 
 namespace uops::cgen {
@@ -97,19 +98,41 @@ TeamPlan plan_teams(Program& p, bool worksharing) {
     accesses.push_back(block_accesses(b));
     ranges.emplace_back(p, b);
   }
+  // Blocks i and j touch one element that one of them writes.
+  auto touch = [&](size_t i, size_t j) {
+    for (const Access& x : accesses[i])
+      for (const Access& y : accesses[j])
+        if (!apart(x, ranges[i], y, ranges[j])) return true;
+    return false;
+  };
+  auto units_touch = [&](std::pair<size_t, size_t> a, std::pair<size_t, size_t> b) {
+    for (size_t i = a.first; i < a.second; ++i)
+      for (size_t j = b.first; j < b.second; ++j)
+        if (touch(i, j)) return true;
+    return false;
+  };
   // The blocks since the threads last waited.
   std::vector<size_t> since;
   plan.waits.assign(p.blocks.size(), false);
   for (auto [first, end] : units) {
     bool wait = false;
     for (size_t i : since)
-      for (size_t j = first; j < end && !wait; ++j)
-        for (const Access& x : accesses[i])
-          for (const Access& y : accesses[j]) wait |= !apart(x, ranges[i], y, ranges[j]);
+      for (size_t j = first; j < end && !wait; ++j) wait = touch(i, j);
     if (wait) since.clear();
     plan.waits[first] = wait;
     for (size_t j = first; j < end; ++j) since.push_back(j);
   }
+  // Each pair of units that touch, at the first wait after the earlier: there is one by the
+  // time the later runs, as the placement above waits at the latest in front of it.
+  plan.orders.assign(p.blocks.size(), {});
+  for (size_t a = 0; a < units.size(); ++a)
+    for (size_t b = a + 1; b < units.size(); ++b) {
+      if (!units_touch(units[a], units[b])) continue;
+      size_t w = a + 1;
+      while (w < b && !plan.waits[units[w].first]) ++w;
+      UOPS_ASSERT(plan.waits[units[w].first], "no wait between two blocks that touch one element");
+      plan.orders[units[w].first].push_back({units[a].first, units[b].first});
+    }
   return plan;
 }
 

@@ -20,7 +20,14 @@
 // called by every thread of an enclosing team, wait by the same rule. A block on thread copies
 // (LoopPlan::thread_copies) sums them in a share of the team where they would have run, its
 // threads waiting before it (the sum adds into every element of the tensors) and at its end (the
-// sums are complete only then). Changes no result.
+// sums are complete only then). A wait keeps in order the pairs of blocks it separates that touch
+// one element (TeamPlan::orders: each pair at the first wait after its earlier block), so the
+// threads need wait only where both blocks of one of its pairs may run (c_emitter.h prints that
+// test, which reads sizes, parameters and `threads` only: every thread takes the same branch).
+// The tiles a tiling leaves over, the zeros a tile's thread copies would sum into and the
+// alternatives of a reduction tiling are blocks whose loops are empty at most sizes: a barrier
+// with nothing to wait for cost a two-thread kernel a sleep and a wake under a passive wait
+// policy (docs/cpu-kernels.md, "Waits where blocks run"). Changes no result.
 #pragma once
 
 #include <vector>
@@ -36,6 +43,9 @@ struct TeamPlan {
   // Per block: the team's threads wait for each other in front of it (in one team, or in a
   // worksharing function; the first block of a row-local run for the run).
   std::vector<bool> waits;
+  // Per block with a wait: the pairs of units (a block, or a row-local run, by its first block)
+  // that touch one element and that this wait is the first to separate.
+  std::vector<std::vector<std::pair<size_t, size_t>>> orders;
 };
 
 // The loop of b whose plan runs its threads (its first with a thread plan, but for the outer

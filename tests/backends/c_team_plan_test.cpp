@@ -82,6 +82,29 @@ TEST(TeamPlan, AttentionWaitsOnlyWhereDataFlowsBetweenBlocks) {
   EXPECT_EQ(std::count(plan.waits.begin(), plan.waits.end(), true), 3) << print(p);
 }
 
+// A wait runs where both blocks of a pair it keeps in order may run (TeamPlan::orders): matmul's
+// one wait keeps the zeros a tile's thread copies would sum into (run only where those copies
+// run, or no reduction does) and the rows and columns its tiles leave over apart from the tiles
+// after them, so its barrier is under a test; every pair touches one element.
+TEST(TeamPlan, AWaitRunsOnlyWhereTheBlocksItOrdersMayRun) {
+  Program p = plan_cpu(optimize(forward_program(find_op("matmul"), DType::f32)), {});
+  TeamPlan plan = plan_teams(p, false);
+  size_t pairs = 0;
+  for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
+    EXPECT_EQ(plan.waits[bi], !plan.orders[bi].empty()) << bi;
+    for (auto [i, k] : plan.orders[bi]) {
+      EXPECT_LT(i, bi);
+      EXPECT_GE(k, bi);
+      ++pairs;
+    }
+  }
+  EXPECT_GE(pairs, 2u) << print(p);
+  CCompileOptions options;
+  options.threads = 2;
+  std::string src = emit_c(optimize(forward_program(find_op("matmul"), DType::f32)), options);
+  EXPECT_NE(src.find(") {\n#ifdef _OPENMP\n#pragma omp barrier"), std::string::npos) << src;
+}
+
 // A kernel of one team (softmax: a row-local run) runs it through the team's function too, so
 // that the caller runs it alone where the team would not start; its rows stay with their
 // threads, so nothing waits.
@@ -125,6 +148,16 @@ std::vector<Case> team_cases() {
       {"conv2d",
        fwd("conv2d"),
        {{"x", {2, 20, 21, 16}}, {"w", {40, 3, 3, 16}}},
+       {{"stride", 1}, {"pad", 1}, {"dilation", 1}}},
+      // Its waits in front of the weight gradient's tiles run where the rows and channels the
+      // tiles leave over hold elements (the first), and are skipped where they hold none.
+      {"conv2d gradient, channels left over",
+       grad("conv2d", {"x", "w"}),
+       {{"x", {2, 20, 21, 37}}, {"w", {13, 3, 3, 37}}, {"dy", {2, 20, 21, 13}}},
+       {{"stride", 1}, {"pad", 1}, {"dilation", 1}}},
+      {"conv2d gradient, whole tiles",
+       grad("conv2d", {"x", "w"}),
+       {{"x", {2, 20, 21, 32}}, {"w", {16, 3, 3, 32}}, {"dy", {2, 20, 21, 16}}},
        {{"stride", 1}, {"pad", 1}, {"dilation", 1}}},
   };
 }
