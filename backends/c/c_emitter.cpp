@@ -170,7 +170,11 @@ std::string wait_for(const Program& p, const std::vector<std::pair<size_t, size_
     test += (test.empty() ? "(" : " || (") + both + ")";
   }
   if (test.empty()) return always;
-  return "\n  if (" + test + ") {\n" + kBarrier + "  }\n";
+  std::string pairs;
+  for (auto [i, k] : orders)
+    pairs += (pairs.empty() ? "" : ", ") + std::to_string(i) + " and " + std::to_string(k);
+  return "\n  /* the threads wait where blocks " + pairs + " may both run */\n  if (" + test +
+         ") {\n" + kBarrier + "  }\n";
 }
 
 // Blocks [first, end) under one outer loop (row_local_runs.h): per iteration, each block's
