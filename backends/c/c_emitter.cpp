@@ -144,14 +144,23 @@ std::string may_run(const Program& p, size_t first, KernelWriter& w) {
   return test;
 }
 
-// The team's wait in front of a unit, where both units of one of the pairs it keeps in order
-// (TeamPlan::orders) may run: a test of sizes, parameters and `threads` alone, the same on
-// every thread of the team, as a barrier needs.
-std::string wait_for(const Program& p, const std::vector<std::pair<size_t, size_t>>& orders,
-                     KernelWriter& w) {
-  const std::string always = std::string("\n") + kBarrier;
+// Where the threads wait in front of a unit: "" always, else a test that both units of one of
+// the pairs it keeps in order (TeamPlan::orders) may run. A test of sizes, parameters and
+// `threads` alone, the same on every thread of the team, as a barrier needs. An earlier block
+// that sums into thread copies as a share of the team ends that share waiting (its `omp for`
+// reduction, which has no nowait): it counts only where it runs without them.
+std::string wait_test(const Program& p, const std::vector<std::pair<size_t, size_t>>& orders,
+                      KernelWriter& w) {
+  auto earlier = [&](size_t i) {
+    std::string test = may_run(p, i, w);
+    const Block& b = p.blocks[i];
+    if (b.loops[0].plan.thread_copies.empty() || b.loops[0].plan.row_local ||
+        b.loops[0].plan.threads != LoopPlan::Threads::worksharing)
+      return test;
+    return (test.empty() ? "" : test + " && ") + "!(" + copies_guard(b, w) + ")";
+  };
   std::map<std::string, std::set<std::string>> later;  // per earlier unit's test
-  for (auto [i, k] : orders) later[may_run(p, i, w)].insert(may_run(p, k, w));
+  for (auto [i, k] : orders) later[earlier(i)].insert(may_run(p, k, w));
   std::string test;
   for (auto& [first, seconds] : later) {
     std::string either;
@@ -162,19 +171,14 @@ std::string wait_for(const Program& p, const std::vector<std::pair<size_t, size_
       }
       either += (either.empty() ? "" : " || ") + s;
     }
-    if (first.empty() && either.empty()) return always;
+    if (first.empty() && either.empty()) return "";
     std::string both = first.empty()        ? either
                        : either.empty()     ? first
                        : seconds.size() > 1 ? first + " && (" + either + ")"
                                             : first + " && " + either;
     test += (test.empty() ? "(" : " || (") + both + ")";
   }
-  if (test.empty()) return always;
-  std::string pairs;
-  for (auto [i, k] : orders)
-    pairs += (pairs.empty() ? "" : ", ") + std::to_string(i) + " and " + std::to_string(k);
-  return "\n  /* the threads wait where blocks " + pairs + " may both run */\n  if (" + test +
-         ") {\n" + kBarrier + "  }\n";
+  return test;
 }
 
 // Blocks [first, end) under one outer loop (row_local_runs.h): per iteration, each block's
@@ -224,8 +228,10 @@ std::string row_local(const Program& p, size_t first, size_t end, KernelWriter& 
 
 // One block: its parallel loop's pragma in front of that loop, SIMD pragmas in front of the
 // others. A block whose outer loop sums into thread copies (parallel_loops.h) is written twice:
-// with the copies' team where they fit, else with the outer loop on one thread.
-std::string block(const Block& b, KernelWriter& w) {
+// with the copies' team where they fit, else with the outer loop on one thread. In a share of
+// the team the copies' threads wait first (their sum adds into every element of the tensors),
+// unless they have `waited` right in front of the block, at any sizes.
+std::string block(const Block& b, KernelWriter& w, bool waited) {
   const std::vector<int>& copies = b.loops[0].plan.thread_copies;
   // Streamed rows (LoopPlan::stream) are fenced once per thread, at the end of its share of the
   // block, before the team's barrier: the team is printed as for a loop that does not wait.
@@ -258,7 +264,7 @@ std::string block(const Block& b, KernelWriter& w) {
     nest = alone(written(parallel, 1));
   else
     nest = "  if (" + copies_guard(b, w) + ") {\n" +
-           (b.loops[0].plan.threads == LoopPlan::Threads::worksharing ? kBarrier : "") +
+           (b.loops[0].plan.threads == LoopPlan::Threads::worksharing && !waited ? kBarrier : "") +
            written(0, 2) + "  } else {\n" + alone(written(parallel, 2)) + "  }\n";
   // The block's empty-range test, in front of its team (LoopPlan::empty_tests).
   if (std::string test = w.empty_test(b, b.loops[0]); !test.empty())
@@ -282,14 +288,24 @@ std::string function(const Program& original, const std::string& entry, const Cp
   for (size_t bi = 0; bi < p.blocks.size();) {
     const Block& b = p.blocks[bi];
     for (const Loop& l : b.loops) any_parallel |= l.plan.starts_team();
-    if (!teams.waits.empty() && teams.waits[bi]) body += wait_for(p, teams.orders[bi], w);
+    bool waited = false;  // the threads wait right in front of the block, at any sizes
+    if (!teams.waits.empty() && teams.waits[bi]) {
+      std::string test = wait_test(p, teams.orders[bi], w);
+      waited = test.empty();
+      std::string pairs;
+      for (auto [i, k] : teams.orders[bi])
+        pairs += (pairs.empty() ? "" : ", ") + std::to_string(i) + " and " + std::to_string(k);
+      body += waited ? std::string("\n") + kBarrier
+                     : "\n  /* the threads wait where blocks " + pairs +
+                           " may both run */\n  if (" + test + ") {\n" + kBarrier + "  }\n";
+    }
     if (size_t run = size_t(b.loops[0].plan.row_local)) {
       body += row_local(p, bi, bi + run + 1, w);
       bi += run + 1;
       continue;
     }
     body += "\n  /* block " + std::to_string(bi) + ": " + b.origin + " */\n";
-    body += unless_stored(p, bi, block(b, w), 1, w);
+    body += unless_stored(p, bi, block(b, w, waited), 1, w);
     ++bi;
   }
   // The kernel's one team (c_team_plan.h) runs a function of the team's work, called by every

@@ -23,7 +23,9 @@
 // sums are complete only then). A wait keeps in order the pairs of blocks it separates that touch
 // one element (TeamPlan::orders: each pair at the first wait after its earlier block), so the
 // threads need wait only where both blocks of one of its pairs may run (c_emitter.h prints that
-// test, which reads sizes, parameters and `threads` only: every thread takes the same branch).
+// test, which reads sizes, parameters and `threads` only: every thread takes the same branch; an
+// earlier block on thread copies counts only where it runs without them, as their reduction
+// ends in a wait of its own).
 // The tiles a tiling leaves over, the zeros a tile's thread copies would sum into and the
 // alternatives of a reduction tiling are blocks whose loops are empty at most sizes: a barrier
 // with nothing to wait for cost a two-thread kernel a sleep and a wake under a passive wait

@@ -137,6 +137,16 @@ std::vector<Case> team_cases() {
       {"layernorm gradient",
        grad("layernorm", {"x", "gamma", "beta"}),
        {{"x", {700, 401}}, {"gamma", {401}}, {"beta", {401}}, {"dy", {700, 401}}}},
+      // Past the threshold, with reassociation, its row sums into dgamma and dbeta run on thread
+      // copies, whose reduction ends in a wait: no other wait in front of the rows after them.
+      {"layernorm gradient on thread copies",
+       grad("layernorm", {"x", "gamma", "beta"}),
+       {{"x", {2100, 1024}}, {"gamma", {1024}}, {"beta", {1024}}, {"dy", {2100, 1024}}}},
+      // ... and too many columns for copies: its row sums run on one thread, and the rows after
+      // them wait for it.
+      {"layernorm gradient, too wide for thread copies",
+       grad("layernorm", {"x", "gamma", "beta"}),
+       {{"x", {64, 32769}}, {"gamma", {32769}}, {"beta", {32769}}, {"dy", {64, 32769}}}},
       {"batched matmul gradient",
        grad("batched_matmul", {"a", "b"}),
        {{"a", {3, 130, 70}}, {"b", {3, 70, 150}}, {"dc", {3, 130, 150}}}},
