@@ -107,9 +107,9 @@ std::string copies_guard(const Block& b, KernelWriter& w) {
   return guard;
 }
 
-// `nest`, block bi's body, under the test of its plan's fill_unless: where the block that would
-// store its elements from its tile's first round does not (on its thread copies, or a loop of
-// that round empty).
+// The test of block bi's plan's fill_unless, "" for none: where the block that would store its
+// elements from its tile's first round does not (on its thread copies, or a loop of that round
+// empty).
 std::string unless_test(const Program& p, size_t bi, KernelWriter& w) {
   int n = p.blocks[bi].loops[0].plan.fill_unless;
   if (!n) return "";
@@ -122,6 +122,7 @@ std::string unless_test(const Program& p, size_t bi, KernelWriter& w) {
           test += (test.empty() ? "" : " || ") + w.index(m.end) + " <= " + w.index(m.start);
   return test;
 }
+// `nest`, block bi's body, under that test.
 std::string unless_stored(const Program& p, size_t bi, std::string nest, int indent,
                           KernelWriter& w) {
   std::string test = unless_test(p, bi, w);
@@ -179,6 +180,20 @@ std::string wait_test(const Program& p, const std::vector<std::pair<size_t, size
     test += (test.empty() ? "(" : " || (") + both + ")";
   }
   return test;
+}
+
+// The wait in front of a unit as printed: under wait_test's test, with the pairs it orders named
+// above it, or plain where that test is "" (`always`).
+std::string wait_for(const Program& p, const std::vector<std::pair<size_t, size_t>>& orders,
+                     KernelWriter& w, bool& always) {
+  std::string test = wait_test(p, orders, w);
+  always = test.empty();
+  if (always) return std::string("\n") + kBarrier;
+  std::string pairs;
+  for (auto [i, k] : orders)
+    pairs += (pairs.empty() ? "" : ", ") + std::to_string(i) + " and " + std::to_string(k);
+  return "\n  /* the threads wait where blocks " + pairs + " may both run */\n  if (" + test +
+         ") {\n" + kBarrier + "  }\n";
 }
 
 // Blocks [first, end) under one outer loop (row_local_runs.h): per iteration, each block's
@@ -289,16 +304,7 @@ std::string function(const Program& original, const std::string& entry, const Cp
     const Block& b = p.blocks[bi];
     for (const Loop& l : b.loops) any_parallel |= l.plan.starts_team();
     bool waited = false;  // the threads wait right in front of the block, at any sizes
-    if (!teams.waits.empty() && teams.waits[bi]) {
-      std::string test = wait_test(p, teams.orders[bi], w);
-      waited = test.empty();
-      std::string pairs;
-      for (auto [i, k] : teams.orders[bi])
-        pairs += (pairs.empty() ? "" : ", ") + std::to_string(i) + " and " + std::to_string(k);
-      body += waited ? std::string("\n") + kBarrier
-                     : "\n  /* the threads wait where blocks " + pairs +
-                           " may both run */\n  if (" + test + ") {\n" + kBarrier + "  }\n";
-    }
+    if (!teams.waits.empty() && teams.waits[bi]) body += wait_for(p, teams.orders[bi], w, waited);
     if (size_t run = size_t(b.loops[0].plan.row_local)) {
       body += row_local(p, bi, bi + run + 1, w);
       bi += run + 1;
