@@ -83,6 +83,7 @@ std::string plan_text(const Program& p, const LoopPlan& plan) {
                     std::to_string(plan.narrow_upto));
   if (plan.lanes) parts.push_back("in " + std::to_string(plan.lanes) + " lanes by hand");
   if (!plan.prefetch.empty()) parts.push_back(listed("prefetch", plan.prefetch));
+  if (!plan.tile_panel.empty()) parts.push_back(listed("panel of", plan.tile_panel));
   if (plan.simd_math) parts.push_back("simd math");
   if (plan.row_local) parts.push_back("row_local " + std::to_string(plan.row_local));
   if (plan.tile) parts.push_back("tile of the last " + std::to_string(plan.tile) + " loops");

@@ -202,6 +202,7 @@ class Verifier {
       for (auto& [t, index] : plan.tile_corners)
         check_access(t, index, vars, at + "'s tile corner");
       for (auto& [t, index] : plan.prefetch) check_access(t, index, vars, at + "'s prefetch");
+      for (auto& [t, index] : plan.tile_panel) check_access(t, index, vars, at + "'s panel");
       if (!plan.tile_rows.empty() && plan.tile_corners.empty())
         fail(at + " reads rows in the else of a tile corner test it does not make");
       if (!plan.tile_rows.empty() &&

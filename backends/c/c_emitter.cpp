@@ -6,6 +6,7 @@
 #include "backends/c/c_compiler.h"
 #include "backends/c/c_lane_groups.h"
 #include "backends/c/c_team_plan.h"
+#include "backends/c/c_tile_panels.h"
 #include "backends/c/c_tile_prefetch.h"
 #include "backends/c/c_window_gather.h"
 #include "backends/codegen/kernel_writer.h"
@@ -295,6 +296,7 @@ std::string function(const Program& original, const std::string& entry, const Cp
   plan_lane_groups(p);
   plan_tile_prefetch(p);
   const TeamPlan teams = plan_teams(p, target.worksharing);
+  plan_tile_panels(p, target.vector_bytes);  // where no block starts a team of its own now
   KernelWriter w(p, dialect);
   w.reciprocal_division = target.reassociate;
   w.tile_stream_bytes = target.tile_stream_bytes;

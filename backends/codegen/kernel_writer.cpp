@@ -224,6 +224,12 @@ std::string KernelWriter::load(const ValueNode& n) {
     std::vector<Index> at = n.index;
     at.back() = start;
     const std::string first = offset(n.tensor, at), before = "tile_part * UOPS_F32_LANES";
+    // The tile's panel holds this row at the step's offset from its loop's start.
+    if (panel_loop_ && panel_loop_->plan.tile_panel[0].first == n.tensor &&
+        same_index(panel_loop_->plan.tile_panel[0].second, n.index))
+      return "*(const " + helper("uops_f32_lanes") + " *)(&" + panel_ + "[(" +
+             Names::var(panel_loop_->var) + " - (" + index(panel_loop_->start) + ")) * " +
+             std::to_string(panel_lanes_) + "] + " + before + ")";
     const std::string from = "&" + names_.tensors[n.tensor] + "[" + first + "] + " + before;
     // A whole row (the loop runs all tile_width lanes): plain vector loads.
     if (lanes_whole_) return "*(const " + helper("uops_f32_lanes") + " *)(" + from + ")";
@@ -575,7 +581,51 @@ void KernelWriter::transposed_copy(const Block& b, size_t k, int indent, std::st
 
 void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
                         const Before& before, const std::set<int>& atomic) {
+  // A tile's panel (LoopPlan::tile_panel): its buffer in front of the block's loops, on the
+  // stack of the thread that runs them, the values of the loops outside the tile's that its rows
+  // depend on when it was filled, and whether it was.
+  for (size_t t = k; t < b.loops.size(); ++t) {
+    const Loop& l = b.loops[t];
+    if (l.plan.tile_panel.empty()) continue;
+    const std::string name = "panel_" + Names::var(l.var);
+    out += pad(indent) + "{\n" + pad(indent) + "float " + name + "[" +
+           std::to_string(kTilePanelRows) + " * " + std::to_string(b.loops.back().plan.tile_width) +
+           "] __attribute__((aligned(64)));\n" + pad(indent) + "int " + name + "_filled = 0;\n";
+    for (size_t x = 0; x < t; ++x)
+      if (panel_key(l, b.loops[x].var))
+        out += pad(indent) + "int64_t " + name + "_" + Names::var(b.loops[x].var) + " = 0;\n";
+    nest(b, k, indent, out, before, atomic, {});
+    out += pad(indent) + "}\n";
+    return;
+  }
   nest(b, k, indent, out, before, atomic, {});
+}
+
+bool KernelWriter::panel_key(const Loop& l, int var) {
+  return uses_var(l.plan.tile_panel[0].second, var) || uses_var(l.start, var) ||
+         uses_var(l.end, var);
+}
+
+// The tile's panel filled with the rows of loop k's range where the loops outside it that they
+// depend on have moved since it last was.
+std::string KernelWriter::fill_panel(const Block& b, size_t k, int indent) {
+  const Loop& l = b.loops[k];
+  const auto& [t, at] = l.plan.tile_panel[0];
+  const std::string v = Names::var(l.var), name = "panel_" + v;
+  std::string moved = "!" + name + "_filled", keep = name + "_filled = 1;";
+  for (size_t x = 0; x < k; ++x)
+    if (std::string u = Names::var(b.loops[x].var); panel_key(l, b.loops[x].var)) {
+      moved += " || " + name + "_" + u + " != " + u;
+      keep += " " + name + "_" + u + " = " + u + ";";
+    }
+  std::vector<Index> row = at;
+  reads_row(at, b.loops.back().var, &row.back());
+  const std::string lanes = std::to_string(b.loops.back().plan.tile_width);
+  return pad(indent) + "if (" + moved + ") {\n" + pad(indent + 1) + "for (int64_t " + v + " = " +
+         index(l.start) + "; " + v + " < " + index(l.end) + "; ++" + v + ") __builtin_memcpy(&" +
+         name + "[(" + v + " - (" + index(l.start) + ")) * " + lanes + "], &" +
+         names_.tensors[size_t(t)] + "[" + offset(t, row) + "], " + lanes + " * 4);\n" +
+         pad(indent + 1) + keep + "\n" + pad(indent) + "}\n";
 }
 
 std::string KernelWriter::empty_test(const Block& b, const Loop& l) {
@@ -698,6 +748,12 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
       out += pad(indent + 1) + "__builtin_memset(" + name + ", 0, sizeof " + name + ");\n";
     out += copy(at + " = " + start);
     if (l.plan.tile_stream && k > 0) out += next_rows_prefetch(b, k, indent + 1);
+    if (!l.plan.tile_panel.empty()) {
+      out += fill_panel(b, k, indent + 1);
+      panel_loop_ = &l;
+      panel_ = "panel_" + v;
+      panel_lanes_ = width;
+    }
     if (width) {
       out += pad(indent + 1) + helper("uops_f32_lanes") + " " + name + "_lanes" + rows + "[" +
              std::to_string(width) + " / UOPS_F32_LANES];\n" + pad(indent + 1) +
@@ -711,6 +767,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
       out += pad(indent + 1) + "__builtin_memcpy(" + name + ", " + name + "_lanes, sizeof " + name +
              ");\n";
     lanes_.clear();
+    panel_loop_ = nullptr;
     tile_index_ = s.index;
     std::string stored = l.plan.tile_store ? value(l.plan.tile_store) : at;
     tile_ = {-1, ""};

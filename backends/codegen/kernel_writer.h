@@ -27,6 +27,11 @@ namespace uops::codegen {
 
 using namespace ir;
 
+// The rows a tile's panel holds (LoopPlan::tile_panel, backends/c/c_tile_panels.h): 512 rows of
+// a tile's 16 f32 lanes are 32 KB, the reduction tiles' length (tile_reductions); 256 ran no
+// faster (matmul 512^3 on AVX2, a C driver).
+constexpr int64_t kTilePanelRows = 512;
+
 // The error bits a kernel reports, and their messages (the interpreter's words).
 enum KernelError { kDivisionByZero = 1, kModuloByZero = 2, kOverflow = 4 };
 std::string kernel_error_message(int bits);
@@ -135,6 +140,8 @@ class KernelWriter {
   std::string stream_row(int t);
   std::string tile_rows(const Block& b, size_t tile_loops);
   std::string next_rows_prefetch(const Block& b, size_t k, int indent);
+  bool panel_key(const Loop& l, int var);
+  std::string fill_panel(const Block& b, size_t k, int indent);
   std::string streamed_store(const Block& b, size_t tile_loops, const std::string& tile,
                              int indent);
   std::string math(const char* name);  // expf or exp
@@ -190,6 +197,11 @@ class KernelWriter {
   std::string lanes_, lanes_count_;
   int lanes_var_ = -1;
   bool lanes_whole_ = false;  // the row runs all its lanes (a whole tile's)
+  // In a tile with a panel (LoopPlan::tile_panel): the tile's loop, whose rows the buffer
+  // `panel_` holds from its start on; its loads read them there.
+  const Loop* panel_loop_ = nullptr;
+  std::string panel_;
+  int panel_lanes_ = 0;
 
   const Program& p_;
   const Dialect& d_;

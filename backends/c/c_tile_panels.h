@@ -1,0 +1,29 @@
+// The C backend's tile panels, decided on the planned program before printing (as its
+// prefetches are, c_tile_prefetch.h): a register tile in rows of lanes (ir::LoopPlan::tile_width,
+// targets under AVX-512's width) kept across one loop, whose statement reads a row of its tensor
+// at each step of that loop at an index the tile's rows do not move (matmul's b[k, j..j+15] at
+// step k), reads those rows from a copy (ir::LoopPlan::tile_panel on the tile's loop). The
+// printer copies the rows of the loop's range, at most codegen::kTilePanelRows, into a buffer of
+// the block's on the thread's stack, where the index outside the loop or the range changes, so the
+// next tiles of the row (the rows of a that reuse b's panel) read it from there.
+//
+// Why: a tile of 16 columns reads one cache line of b per step, the lines b's row length apart.
+// At 512 columns that is 2 KB: every line falls in 2 of the 64 sets of a 32 KB, 8-way L1, which
+// hold 16 of the panel's 512 lines, so each tile read its panel from L2 again (AMD EPYC, Zen 3,
+// AVX2; the same set conflicts docs/cpu-kernels.md found for AVX2 tiles on the AVX-512 host).
+// Consecutive in the buffer, the panel stays in L1 across the tiles that reuse it. AVX-512's
+// tiles of 64 columns are not planned: their panel of 128 KB fits no L1, and no such host has
+// measured it.
+//
+// Only where no loop of the block starts a team of its own (the buffer is declared in front of
+// the block's loops, one per thread of the kernel's team) and the block writes nothing the
+// panel reads. The same loads from another place: the same bits.
+#pragma once
+
+#include "uops/ir/program.h"
+
+namespace uops::cgen {
+
+void plan_tile_panels(ir::Program& p, int vector_bytes);
+
+}  // namespace uops::cgen

@@ -1,0 +1,109 @@
+// The C backend's tile panels (backends/c/c_tile_panels.h): which tiles read their row operand
+// from a panel (tiles in rows of 16 lanes, under AVX-512's width, kept across one loop), and that
+// the kernels give the interpreter's results bit for bit where
+// a panel is refilled: by the reduction tiles outside it (more than kTilePanelRows steps), by
+// the batch, by the column tiles, with rows and columns left over, on one thread and on three.
+#include "backends/c/c_tile_panels.h"
+
+#include <gtest/gtest.h>
+
+#include "backends/c/c_team_plan.h"
+#include "support/compare.h"
+#include "uops/backends/c/c_backend.h"
+#include "uops/ir/printer.h"
+#include "uops/ops/op_gradient.h"
+#include "uops/ops/registry.h"
+#include "uops/passes/pipeline.h"
+#include "uops/uops.h"
+
+namespace uops {
+namespace {
+
+using namespace ir;
+
+// As the C printer plans p for a target whose vectors hold `bytes`.
+Program planned(const Program& optimized, int bytes) {
+  Program p = plan_cpu(optimized, CpuTarget{true, false, bytes});
+  cgen::plan_teams(p, false);
+  cgen::plan_tile_panels(p, bytes);
+  return p;
+}
+
+// The names of the tensors p's tiles read from panels.
+std::vector<std::string> panels(const Program& p) {
+  std::vector<std::string> out;
+  for (const Block& b : p.blocks)
+    for (const Loop& l : b.loops)
+      for (auto& [t, index] : l.plan.tile_panel) out.push_back(p.tensors[size_t(t)].name);
+  return out;
+}
+
+Program forward(const char* op, DType t = DType::f32) {
+  return optimize(forward_program(find_op(op), t));
+}
+
+TEST(TilePanels, TilesInRowsOfLanesReadTheirRowOperandFromAPanel) {
+  using Names = std::vector<std::string>;
+  // matmul's b, in its tiles of 6 rows and of the 4 left over; batched matmul's likewise.
+  for (const char* op : {"matmul", "batched_matmul"}) {
+    for (int bytes : {32, 16}) {
+      const Program p = planned(forward(op), bytes);
+      EXPECT_EQ(panels(p), (Names{"b", "b"})) << op << " " << bytes << "\n" << print(p);
+    }
+    // AVX-512's tiles are 64 columns, and f64 tiles hold no rows of lanes: no panels.
+    EXPECT_EQ(panels(planned(forward(op), 64)), Names{}) << op;
+    EXPECT_EQ(panels(planned(forward(op, DType::f64), 32)), Names{}) << op;
+  }
+  // Matmul's gradient: db = a^T dc reads dc's rows.
+  const Program grad = planned(optimize(gradient_program(find_op("matmul"), DType::f32)), 32);
+  EXPECT_EQ(panels(grad), (Names{"dc", "dc"})) << print(grad);
+  // conv2d's tile is kept across kh, kw and the input channels, a panel of 9 x 64 rows: none.
+  EXPECT_EQ(panels(planned(forward("conv2d"), 32)), Names{});
+}
+
+TEST(TilePanels, KernelsWithPanelsMatchTheInterpreterBitForBit) {
+  struct Case {
+    Program p;
+    std::map<std::string, std::vector<int64_t>> shapes;
+  };
+  const Program matmul = forward("matmul");
+  const Program grad = optimize(gradient_program(find_op("matmul"), DType::f32));
+  const std::vector<Case> cases = {
+      // Three reduction tiles (each refills the panel), five column tiles and 8 columns over,
+      // work enough for a team of three.
+      {matmul, {{"a", {200, 1100}}, {"b", {1100, 88}}}},
+      {matmul, {{"a", {70, 40}}, {"b", {40, 37}}}},
+      {matmul, {{"a", {13, 300}}, {"b", {300, 64}}}},
+      // The batch moves the panel.
+      {forward("batched_matmul"), {{"a", {3, 25, 600}}, {"b", {3, 600, 40}}}},
+      {grad, {{"a", {29, 530}}, {"b", {530, 35}}, {"dc", {29, 35}}}},
+  };
+  std::vector<std::string> targets = {"x86-64"};
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    targets.push_back("x86-64-v3");
+#else
+  GTEST_SKIP() << "the targets named here are x86-64's";
+#endif
+  for (const Case& c : cases)
+    for (const std::string& target : targets)
+      for (int threads : {1, 3}) {
+        SCOPED_TRACE(target + " on " + std::to_string(threads) + " threads\n" + print(c.p));
+        CCompileOptions options;
+        options.threads = threads;
+        options.reassociate = false;
+        options.target = target;
+        ASSERT_NE(emit_c(c.p, options).find("panel_v"), std::string::npos);
+        auto kernel = compile_c(c.p, options);
+        for (uint64_t seed : {1, 2}) {
+          TensorMap in = testing::random_inputs(c.p, c.shapes, seed);
+          TensorMap want = interpret(c.p, in, {});
+          TensorMap got = testing::nan_like(want);
+          kernel->run_into(in, got, {});
+          EXPECT_TRUE(testing::same_outputs(want, got)) << seed;
+        }
+      }
+}
+
+}  // namespace
+}  // namespace uops
