@@ -579,6 +579,20 @@ void KernelWriter::transposed_copy(const Block& b, size_t k, int indent, std::st
          ") - (" + index(j.start) + "));\n";
 }
 
+namespace {
+
+// A tile's panel (LoopPlan::tile_panel on loop l): its buffer's name, and whether the rows it holds
+// depend on loop variable `var` (outside l), which the panel then keeps beside them.
+std::string panel_name(const Loop& l) {
+  return "panel_" + Names::var(l.var);
+}
+bool panel_key(const Loop& l, int var) {
+  return uses_var(l.plan.tile_panel[0].second, var) || uses_var(l.start, var) ||
+         uses_var(l.end, var);
+}
+
+}  // namespace
+
 void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
                         const Before& before, const std::set<int>& atomic) {
   // A tile's panel (LoopPlan::tile_panel): its buffer in front of the block's loops, on the
@@ -587,7 +601,7 @@ void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
   for (size_t t = k; t < b.loops.size(); ++t) {
     const Loop& l = b.loops[t];
     if (l.plan.tile_panel.empty()) continue;
-    const std::string name = "panel_" + Names::var(l.var);
+    const std::string name = panel_name(l);
     out += pad(indent) + "{\n" + pad(indent) + "float " + name + "[" +
            std::to_string(kTilePanelRows) + " * " + std::to_string(b.loops.back().plan.tile_width) +
            "] __attribute__((aligned(64)));\n" + pad(indent) + "int " + name + "_filled = 0;\n";
@@ -601,17 +615,12 @@ void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
   nest(b, k, indent, out, before, atomic, {});
 }
 
-bool KernelWriter::panel_key(const Loop& l, int var) {
-  return uses_var(l.plan.tile_panel[0].second, var) || uses_var(l.start, var) ||
-         uses_var(l.end, var);
-}
-
 // The tile's panel filled with the rows of loop k's range where the loops outside it that they
 // depend on have moved since it last was.
 std::string KernelWriter::fill_panel(const Block& b, size_t k, int indent) {
   const Loop& l = b.loops[k];
   const auto& [t, at] = l.plan.tile_panel[0];
-  const std::string v = Names::var(l.var), name = "panel_" + v;
+  const std::string v = Names::var(l.var), name = panel_name(l);
   std::string moved = "!" + name + "_filled", keep = name + "_filled = 1;";
   for (size_t x = 0; x < k; ++x)
     if (std::string u = Names::var(b.loops[x].var); panel_key(l, b.loops[x].var)) {
@@ -751,7 +760,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
     if (!l.plan.tile_panel.empty()) {
       out += fill_panel(b, k, indent + 1);
       panel_loop_ = &l;
-      panel_ = "panel_" + v;
+      panel_ = panel_name(l);
       panel_lanes_ = width;
     }
     if (width) {

@@ -140,7 +140,6 @@ class KernelWriter {
   std::string stream_row(int t);
   std::string tile_rows(const Block& b, size_t tile_loops);
   std::string next_rows_prefetch(const Block& b, size_t k, int indent);
-  bool panel_key(const Loop& l, int var);
   std::string fill_panel(const Block& b, size_t k, int indent);
   std::string streamed_store(const Block& b, size_t tile_loops, const std::string& tile,
                              int indent);

@@ -123,7 +123,7 @@ struct LoopPlan {
   // b[k, j..j+15]). The printer copies the rows of the loop's range into a buffer of the block's,
   // again only where the index outside this loop or the range changes, and the tile reads them
   // there: consecutive in memory, where the tensor's rows lie a power of two apart and meet in a
-  // few cache sets (matmul 512^3 on AVX2, one thread: 57 -> 78 GFLOP/s, a C driver).
+  // few cache sets (matmul 512^3 on AVX2, one thread: 62 -> 88 GFLOP/s, a C driver).
   std::vector<std::pair<int, std::vector<Index>>> tile_panel;
   // simd_math: the innermost loop, which reduces nothing and calls math functions, runs in SIMD
   // lanes where libmvec is linked, so that the calls go to its SIMD variants.
