@@ -28,17 +28,18 @@ bool at_most_panel(const Program& p, const Block& b, const Loop& l) {
 }  // namespace
 
 void plan_tile_panels(Program& p, int vector_bytes) {
-  if (vector_bytes >= 64) return;
   for (Block& b : p.blocks) {
     const size_t n = b.loops.size();
     size_t k = 0;
     while (k < n && !b.loops[k].plan.tile) ++k;
-    // The tile's loop right outside its rows, which hold whole rows of 16 lanes.
+    // The tile's loop right outside its rows, which hold whole rows of 16 lanes, or AVX-512's
+    // whole rows of 64 columns (that GCC vectorizes).
     const Loop& lanes = b.loops.back();
     int64_t first = -1, last = -1;
-    if (k == n || k + 1 + size_t(b.loops[k].plan.tile) != n || lanes.plan.tile_width != 16 ||
-        !is_const(lanes.start, &first) || first != 0 || !is_const(lanes.end, &last) || last != 16 ||
-        lanes.stmts.size() != 1)
+    if (k == n || k + 1 + size_t(b.loops[k].plan.tile) != n || !is_const(lanes.start, &first) ||
+        first != 0 || !is_const(lanes.end, &last) || lanes.stmts.size() != 1 ||
+        !(lanes.plan.tile_width == 16 ? last == 16 && vector_bytes < 64
+                                      : !lanes.plan.tile_width && last == 64 && vector_bytes == 64))
       continue;
     bool team = false;
     for (const Loop& l : b.loops) team |= l.plan.starts_team();
@@ -48,7 +49,8 @@ void plan_tile_panels(Program& p, int vector_bytes) {
     const TensorSets sets = tensor_sets(b, int(p.tensors.size()));
     for_each_load(lanes.stmts[0].value, [&](const ValueNode& load) {
       if (!b.loops[k].plan.tile_panel.empty() || load.checked || sets.writes[size_t(load.tensor)] ||
-          !reads_row(load.index, lanes.var) || !uses_var(load.index, step.var))
+          p.tensors[size_t(load.tensor)].dtype != DType::f32 || !reads_row(load.index, lanes.var) ||
+          !uses_var(load.index, step.var))
         return;
       for (size_t t = k + 1; t + 1 < n; ++t)
         if (uses_var(load.index, b.loops[t].var)) return;

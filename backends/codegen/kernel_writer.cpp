@@ -208,6 +208,18 @@ std::string KernelWriter::elements(int t) {
   return index(n);
 }
 
+// In a tile with a panel (LoopPlan::tile_panel), where n is the load it holds: the address of the
+// row the tile's loop is at, printed with the index(...) form that GCC vectorizes the column loop
+// over (an index summing the step and the column kept matmul's tile at half its speed); else "".
+std::string KernelWriter::panel_row(const ValueNode& n) {
+  if (!panel_loop_ || panel_loop_->plan.tile_panel[0].first != n.tensor ||
+      !same_index(panel_loop_->plan.tile_panel[0].second, n.index))
+    return "";
+  const std::string step = panel_step_ ? panel_ + "_step" : panel_width_;
+  return "&" + panel_ + (panel_step_ ? "_at" : "") + "[(" + Names::var(panel_loop_->var) + " - (" +
+         index(panel_loop_->start) + ")) * " + step + "]";
+}
+
 std::string KernelWriter::load(const ValueNode& n) {
   DType t = p_.tensors[n.tensor].dtype;
   std::string cast =
@@ -224,18 +236,17 @@ std::string KernelWriter::load(const ValueNode& n) {
     std::vector<Index> at = n.index;
     at.back() = start;
     const std::string first = offset(n.tensor, at), before = "tile_part * UOPS_F32_LANES";
-    // The tile's panel holds this row at the step's offset from its loop's start.
-    if (panel_loop_ && panel_loop_->plan.tile_panel[0].first == n.tensor &&
-        same_index(panel_loop_->plan.tile_panel[0].second, n.index))
-      return "*(const " + helper("uops_f32_lanes") + " *)(&" + panel_ + "[(" +
-             Names::var(panel_loop_->var) + " - (" + index(panel_loop_->start) + ")) * " +
-             std::to_string(panel_lanes_) + "] + " + before + ")";
+    if (std::string row = panel_row(n); !row.empty())
+      return "*(const " + helper("uops_f32_lanes") + " *)(" + row + " + " + before + ")";
     const std::string from = "&" + names_.tensors[n.tensor] + "[" + first + "] + " + before;
     // A whole row (the loop runs all tile_width lanes): plain vector loads.
     if (lanes_whole_) return "*(const " + helper("uops_f32_lanes") + " *)(" + from + ")";
     return helper("uops_load_lanes") + "(" + from + ", " + elements(n.tensor) + " - (" + first +
            ") - " + before + ", " + lanes_count_ + " - " + before + ")";
   }
+  // A tile's whole rows of columns that GCC vectorizes: the panel's row at the column.
+  if (std::string row = panel_row(n); !row.empty())
+    return cast + "(" + row + ")[" + panel_column_ + "]";
   std::string at = names_.tensors[n.tensor] + "[" + offset(n.tensor, n.index) + "]";
   std::string cond = n.checked && !unchecked_ ? in_range(n.tensor, n.index) : "1";
   if (cond == "1") return cast + at;
@@ -586,6 +597,11 @@ namespace {
 std::string panel_name(const Loop& l) {
   return "panel_" + Names::var(l.var);
 }
+// AVX-512's panels of 64 columns fill only where enough tiles read them (kTilePanelTiles).
+bool panel_reuse_test(const Block& b) {
+  int64_t width = 0;
+  return is_const(b.loops.back().end, &width) && width == 64;
+}
 bool panel_key(const Loop& l, int var) {
   return uses_var(l.plan.tile_panel[0].second, var) || uses_var(l.start, var) ||
          uses_var(l.end, var);
@@ -603,8 +619,11 @@ void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
     if (l.plan.tile_panel.empty()) continue;
     const std::string name = panel_name(l);
     out += pad(indent) + "{\n" + pad(indent) + "float " + name + "[" +
-           std::to_string(kTilePanelRows) + " * " + std::to_string(b.loops.back().plan.tile_width) +
+           std::to_string(kTilePanelRows) + " * " + index(b.loops.back().end) +
            "] __attribute__((aligned(64)));\n" + pad(indent) + "int " + name + "_filled = 0;\n";
+    if (panel_reuse_test(b))
+      out += pad(indent) + "const float *" + name + "_at = " + name + ";\n" + pad(indent) +
+             "int64_t " + name + "_step = 0;\n";
     for (size_t x = 0; x < t; ++x)
       if (panel_key(l, b.loops[x].var))
         out += pad(indent) + "int64_t " + name + "_" + Names::var(b.loops[x].var) + " = 0;\n";
@@ -620,21 +639,45 @@ void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
 std::string KernelWriter::fill_panel(const Block& b, size_t k, int indent) {
   const Loop& l = b.loops[k];
   const auto& [t, at] = l.plan.tile_panel[0];
-  const std::string v = Names::var(l.var), name = panel_name(l);
+  const std::string v = Names::var(l.var), name = panel_name(l), start = index(l.start);
   std::string moved = "!" + name + "_filled", keep = name + "_filled = 1;";
-  for (size_t x = 0; x < k; ++x)
+  // The tiles that read one filling: the loops after the outermost one the rows depend on, all
+  // of them where the rows depend on none.
+  std::string reuse = "1", all = "1";
+  bool keyed = false;
+  for (size_t x = 0; x < k; ++x) {
     if (std::string u = Names::var(b.loops[x].var); panel_key(l, b.loops[x].var)) {
       moved += " || " + name + "_" + u + " != " + u;
       keep += " " + name + "_" + u + " = " + u + ";";
+      keyed = true;
+    } else {
+      (keyed ? reuse : all) +=
+          " * (" + index(b.loops[x].end) + " - (" + index(b.loops[x].start) + "))";
     }
+  }
+  if (!keyed) reuse = all;
   std::vector<Index> row = at;
   reads_row(at, b.loops.back().var, &row.back());
-  const std::string lanes = std::to_string(b.loops.back().plan.tile_width);
-  return pad(indent) + "if (" + moved + ") {\n" + pad(indent + 1) + "for (int64_t " + v + " = " +
-         index(l.start) + "; " + v + " < " + index(l.end) + "; ++" + v + ") __builtin_memcpy(&" +
-         name + "[(" + v + " - (" + index(l.start) + ")) * " + lanes + "], &" +
-         names_.tensors[size_t(t)] + "[" + offset(t, row) + "], " + lanes + " * 4);\n" +
-         pad(indent + 1) + keep + "\n" + pad(indent) + "}\n";
+  const std::string lanes = index(b.loops.back().end), from = offset(t, row);
+  const std::string tensor = names_.tensors[size_t(t)];
+  const std::string copy = "for (int64_t " + v + " = " + start + "; " + v + " < " + index(l.end) +
+                           "; ++" + v + ") __builtin_memcpy(&" + name + "[(" + v + " - (" + start +
+                           ")) * " + lanes + "], &" + tensor + "[" + from + "], " + lanes +
+                           " * 4);\n";
+  if (!panel_reuse_test(b)) {
+    return pad(indent) + "if (" + moved + ") {\n" + pad(indent + 1) + copy + pad(indent + 1) +
+           keep + "\n" + pad(indent) + "}\n";
+  }
+  // AVX-512's panels fill only where kTilePanelTiles tiles at least read them; else the tile
+  // reads the rows where they are, `_at` the first and `_step` apart.
+  const std::string p1 = pad(indent + 1), p2 = pad(indent + 2);
+  return pad(indent) + "if (" + moved + ") {\n" + p1 + "{\n" + p2 + "int64_t " + v + " = " + start +
+         ";\n" + p2 + "const int64_t " + name + "_first = " + from + ";\n" + p2 + "++" + v + ";\n" +
+         p2 + name + "_at = &" + tensor + "[" + name + "_first];\n" + p2 + name + "_step = (" +
+         from + ") - " + name + "_first;\n" + p1 + "}\n" + p1 + "if (" + reuse +
+         " >= " + std::to_string(kTilePanelTiles) + ") {\n" + p2 + copy + p2 + name +
+         "_at = " + name + ";\n" + p2 + name + "_step = " + lanes + ";\n" + p1 + "}\n" + p1 + keep +
+         "\n" + pad(indent) + "}\n";
 }
 
 std::string KernelWriter::empty_test(const Block& b, const Loop& l) {
@@ -761,7 +804,9 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
       out += fill_panel(b, k, indent + 1);
       panel_loop_ = &l;
       panel_ = panel_name(l);
-      panel_lanes_ = width;
+      panel_width_ = index(b.loops.back().end);
+      panel_column_ = Names::var(b.loops.back().var);
+      panel_step_ = panel_reuse_test(b);
     }
     if (width) {
       out += pad(indent + 1) + helper("uops_f32_lanes") + " " + name + "_lanes" + rows + "[" +

@@ -28,9 +28,16 @@ namespace uops::codegen {
 using namespace ir;
 
 // The rows a tile's panel holds (LoopPlan::tile_panel, backends/c/c_tile_panels.h): 512 rows of
-// a tile's 16 f32 lanes are 32 KB, the reduction tiles' length (tile_reductions); 256 ran no
-// faster (matmul 512^3 on AVX2, a C driver).
+// a tile's 16 f32 lanes are 32 KB, of AVX-512's 64 columns 128 KB, the reduction tiles' length
+// (tile_reductions); 256 ran no faster (matmul 512^3 on AVX2, a C driver).
 constexpr int64_t kTilePanelRows = 512;
+// AVX-512's panels of 64 columns (128 KB) fill where this many tiles at least read one filling
+// (24 tiles of 6 rows); fewer read the rows in place, a step apart (fill_panel). The panel pays
+// where the rows start off a cache line (matmul 512 x 512 x 520 at one thread 1.43-1.54
+// -> 1.31-1.38 ms, 1000^3 10.7-10.9 -> 9.6-9.9, AMD Zen 5, a C driver), not at 512^3 (1.17-1.21
+// either way), and the copy lost where few tiles share it: 128^3 (21 tiles) 0.0198-0.0225 ->
+// 0.0205-0.0244 ms with 16 here; unconditional, 6 x 4096 x 512 lost 20%.
+constexpr int64_t kTilePanelTiles = 24;
 
 // The error bits a kernel reports, and their messages (the interpreter's words).
 enum KernelError { kDivisionByZero = 1, kModuloByZero = 2, kOverflow = 4 };
@@ -141,6 +148,7 @@ class KernelWriter {
   std::string tile_rows(const Block& b, size_t tile_loops);
   std::string next_rows_prefetch(const Block& b, size_t k, int indent);
   std::string fill_panel(const Block& b, size_t k, int indent);
+  std::string panel_row(const ValueNode& n);
   std::string streamed_store(const Block& b, size_t tile_loops, const std::string& tile,
                              int indent);
   std::string math(const char* name);  // expf or exp
@@ -197,10 +205,11 @@ class KernelWriter {
   int lanes_var_ = -1;
   bool lanes_whole_ = false;  // the row runs all its lanes (a whole tile's)
   // In a tile with a panel (LoopPlan::tile_panel): the tile's loop, whose rows the buffer
-  // `panel_` holds from its start on; its loads read them there.
+  // `panel_` holds from its start on, each `panel_width_` columns wide (the tile's last loop,
+  // `panel_column_`); its loads read them there.
   const Loop* panel_loop_ = nullptr;
-  std::string panel_;
-  int panel_lanes_ = 0;
+  std::string panel_, panel_width_, panel_column_;
+  bool panel_step_ = false;  // the tile reads through panel_ + "_at" and "_step" (fill_panel)
 
   const Program& p_;
   const Dialect& d_;

@@ -317,6 +317,10 @@ Workload matmul() {
 Workload matmul_s128() {
   return matmul_n(128);
 }
+// Rows of 1000 floats, 4000 bytes: most start off a cache line, as most shapes' rows do.
+Workload matmul_s1000() {
+  return matmul_n(1000);
+}
 
 // A linear layer, y = x * w^T + b, at batch 64: one GEMM and a bias for the peers.
 Workload linear() {
@@ -675,6 +679,7 @@ AGAINST_PEERS(softmax)
 AGAINST_PEERS(layernorm)
 AGAINST_PEERS(matmul)
 AGAINST_PEERS(matmul_s128)
+AGAINST_PEERS(matmul_s1000)
 AGAINST_PEERS(matmul_grad)
 AGAINST_PEERS(linear)
 AGAINST_PEERS(conv2d)

@@ -30,7 +30,7 @@ import subprocess
 import sys
 
 # Every workload against its peers: the forward ones, then those users train with.
-WORKLOADS = ("BM_(elementwise|elementwise_large|softmax|layernorm|matmul|matmul_s128|linear|conv2d|"
+WORKLOADS = ("BM_(elementwise|elementwise_large|softmax|layernorm|matmul|matmul_s128|matmul_s1000|linear|conv2d|"
              "matmul_grad|conv2d_bwd_data|conv2d_bwd_weights|conv2d_grad|linear_grad|softmax_bwd|"
              "layernorm_bwd|gelu_bwd|batched_matmul|attention_s128|attention_s512|attention_s1024|"
              "attention_grad_s512|"
