@@ -209,8 +209,8 @@ std::string KernelWriter::elements(int t) {
 }
 
 // In a tile with a panel (LoopPlan::tile_panel), where n is the load it holds: the address of the
-// row the tile's loop is at, printed with the index(...) form that GCC vectorizes the column loop
-// over (an index summing the step and the column kept matmul's tile at half its speed); else "".
+// row the tile's loop is at, else "". Its loads index that address by the column, `(&row)[j]`:
+// GCC vectorized matmul's tile at half the speed over one index summing the row's and the column's.
 std::string KernelWriter::panel_row(const ValueNode& n) {
   if (!panel_loop_ || panel_loop_->plan.tile_panel[0].first != n.tensor ||
       !same_index(panel_loop_->plan.tile_panel[0].second, n.index))
