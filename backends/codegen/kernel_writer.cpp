@@ -664,20 +664,18 @@ std::string KernelWriter::fill_panel(const Block& b, size_t k, int indent) {
                            "; ++" + v + ") __builtin_memcpy(&" + name + "[(" + v + " - (" + start +
                            ")) * " + lanes + "], &" + tensor + "[" + from + "], " + lanes +
                            " * 4);\n";
-  if (!panel_reuse_test(b)) {
-    return pad(indent) + "if (" + moved + ") {\n" + pad(indent + 1) + copy + pad(indent + 1) +
-           keep + "\n" + pad(indent) + "}\n";
-  }
+  const std::string p1 = pad(indent + 1), p2 = pad(indent + 2);
+  std::string fill = p1 + copy;
   // AVX-512's panels fill only where kTilePanelTiles tiles at least read them; else the tile
   // reads the rows where they are, `_at` the first and `_step` apart.
-  const std::string p1 = pad(indent + 1), p2 = pad(indent + 2);
-  return pad(indent) + "if (" + moved + ") {\n" + p1 + "{\n" + p2 + "int64_t " + v + " = " + start +
-         ";\n" + p2 + "const int64_t " + name + "_first = " + from + ";\n" + p2 + "++" + v + ";\n" +
-         p2 + name + "_at = &" + tensor + "[" + name + "_first];\n" + p2 + name + "_step = (" +
-         from + ") - " + name + "_first;\n" + p1 + "}\n" + p1 + "if (" + reuse +
-         " >= " + std::to_string(kTilePanelTiles) + ") {\n" + p2 + copy + p2 + name +
-         "_at = " + name + ";\n" + p2 + name + "_step = " + lanes + ";\n" + p1 + "}\n" + p1 + keep +
-         "\n" + pad(indent) + "}\n";
+  if (panel_reuse_test(b))
+    fill = p1 + "{\n" + p2 + "int64_t " + v + " = " + start + ";\n" + p2 + "const int64_t " + name +
+           "_first = " + from + ";\n" + p2 + "++" + v + ";\n" + p2 + name + "_at = &" + tensor +
+           "[" + name + "_first];\n" + p2 + name + "_step = (" + from + ") - " + name +
+           "_first;\n" + p1 + "}\n" + p1 + "if (" + reuse +
+           " >= " + std::to_string(kTilePanelTiles) + ") {\n" + p2 + copy + p2 + name +
+           "_at = " + name + ";\n" + p2 + name + "_step = " + lanes + ";\n" + p1 + "}\n";
+  return pad(indent) + "if (" + moved + ") {\n" + fill + p1 + keep + "\n" + pad(indent) + "}\n";
 }
 
 std::string KernelWriter::empty_test(const Block& b, const Loop& l) {
