@@ -611,16 +611,19 @@ bool panel_key(const Loop& l, int var) {
 
 void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
                         const Before& before, const std::set<int>& atomic) {
-  // A tile's panel (LoopPlan::tile_panel): its buffer in front of the block's loops, on the
-  // stack of the thread that runs them, the values of the loops outside the tile's that its rows
-  // depend on when it was filled, and whether it was.
+  // A tile's panel (LoopPlan::tile_panel): its buffer in front of the block's loops, the values
+  // of the loops outside the tile's that its rows depend on when it was filled, and whether it
+  // was. The buffer is the running thread's own, in thread-local storage, not on its stack:
+  // AVX-512's 128 KB is all of a thread's stack under musl's default, and a frame that large
+  // steps over the guard page into whatever lies below (TilePanels.KernelsRunOnSmallStacks).
   for (size_t t = k; t < b.loops.size(); ++t) {
     const Loop& l = b.loops[t];
     if (l.plan.tile_panel.empty()) continue;
     const std::string name = panel_name(l);
-    out += pad(indent) + "{\n" + pad(indent) + "float " + name + "[" +
+    out += pad(indent) + "{\n" + pad(indent) + "static __thread float " + name + "_rows[" +
            std::to_string(kTilePanelRows) + " * " + index(b.loops.back().end) +
-           "] __attribute__((aligned(64)));\n" + pad(indent) + "int " + name + "_filled = 0;\n";
+           "] __attribute__((aligned(64)));\n" + pad(indent) + "float *const " + name + " = " +
+           name + "_rows;\n" + pad(indent) + "int " + name + "_filled = 0;\n";
     if (panel_reuse_test(b))
       out += pad(indent) + "const float *" + name + "_at = " + name + ";\n" + pad(indent) +
              "int64_t " + name + "_step = 0;\n";

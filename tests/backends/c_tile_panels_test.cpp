@@ -3,10 +3,12 @@
 // columns, kept across one loop), and that
 // the kernels give the interpreter's results bit for bit where
 // a panel is refilled: by the reduction tiles outside it (more than kTilePanelRows steps), by
-// the batch, by the column tiles, with rows and columns left over, on one thread and on three.
+// the batch, by the column tiles, with rows and columns left over, on one thread and on three,
+// and on a thread with a small stack.
 #include "backends/c/c_tile_panels.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include "backends/c/c_team_plan.h"
 #include "support/compare.h"
@@ -41,6 +43,20 @@ std::vector<std::string> panels(const Program& p) {
 
 Program forward(const char* op, DType t = DType::f32) {
   return optimize(forward_program(find_op(op), t));
+}
+
+// The x86-64 levels this host runs: SSE2's 16-byte vectors, AVX2's 32, AVX-512's 64.
+std::vector<std::string> host_targets() {
+  std::vector<std::string> targets;
+#if defined(__x86_64__)
+  targets.push_back("x86-64");
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    targets.push_back("x86-64-v3");
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    targets.push_back("x86-64-v4");
+#endif
+  return targets;
 }
 
 TEST(TilePanels, TilesInRowsOfLanesReadTheirRowOperandFromAPanel) {
@@ -87,18 +103,11 @@ TEST(TilePanels, KernelsWithPanelsMatchTheInterpreterBitForBit) {
       {forward("batched_matmul"), {{"a", {2, 25, 600}}, {"b", {2, 600, 70}}}},
       {grad, {{"a", {29, 530}}, {"b", {530, 70}}, {"dc", {29, 70}}}},
   };
-  std::vector<std::string> targets = {"x86-64"};
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    targets.push_back("x86-64-v3");
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    targets.push_back("x86-64-v4");
-#else
+#if !defined(__x86_64__)
   GTEST_SKIP() << "the targets named here are x86-64's";
 #endif
   for (const Case& c : cases)
-    for (const std::string& target : targets)
+    for (const std::string& target : host_targets())
       for (int threads : {1, 3}) {
         SCOPED_TRACE(target + " on " + std::to_string(threads) + " threads\n" + print(c.p));
         CCompileOptions options;
@@ -115,6 +124,58 @@ TEST(TilePanels, KernelsWithPanelsMatchTheInterpreterBitForBit) {
           EXPECT_TRUE(testing::same_outputs(want, got)) << seed;
         }
       }
+}
+
+// A panel is the running thread's own, in thread-local storage, not in the kernel's frame: a
+// thread whose stack holds 32 KiB (musl's default is 128 KiB) runs kernels that fill AVX-512's
+// panel of 128 KB and the 32 KB ones of narrower targets. In the frame, the fill wrote past the
+// stack's guard page (a crash, or another thread's stack overwritten). AddressSanitizer's frames
+// are larger: 96 KiB there.
+TEST(TilePanels, KernelsRunOnSmallStacks) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the targets named here are x86-64's";
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+  const size_t kStack = 96 << 10;
+#else
+  const size_t kStack = 32 << 10;
+#endif
+  const Program matmul = forward("matmul");
+  // 200 rows: enough tiles for AVX-512's panel to be filled (kTilePanelTiles).
+  const std::map<std::string, std::vector<int64_t>> shapes = {{"a", {200, 600}}, {"b", {600, 128}}};
+  for (const std::string& target : host_targets()) {
+    CCompileOptions options;
+    options.threads = 1;
+    options.reassociate = false;
+    options.target = target;
+    ASSERT_NE(emit_c(matmul, options).find("panel_v"), std::string::npos) << target;
+    auto kernel = compile_c(matmul, options);
+    struct Call {
+      Executable* kernel;
+      TensorMap in, got;
+      std::string error;
+    } call{kernel.get(), testing::random_inputs(matmul, shapes, 3), {}, {}};
+    const TensorMap want = interpret(matmul, call.in, {});
+    call.got = testing::nan_like(want);
+    pthread_attr_t attr;
+    ASSERT_EQ(pthread_attr_init(&attr), 0);
+    ASSERT_EQ(pthread_attr_setstacksize(&attr, kStack), 0);
+    pthread_t thread;
+    auto body = [](void* p) -> void* {
+      auto* c = static_cast<Call*>(p);
+      try {
+        c->kernel->run_into(c->in, c->got, {});
+      } catch (const std::exception& e) {
+        c->error = e.what();
+      }
+      return nullptr;
+    };
+    ASSERT_EQ(pthread_create(&thread, &attr, body, &call), 0);
+    pthread_join(thread, nullptr);
+    pthread_attr_destroy(&attr);
+    EXPECT_EQ(call.error, "") << target;
+    EXPECT_TRUE(testing::same_outputs(want, call.got)) << target;
+  }
 }
 
 }  // namespace
