@@ -5,9 +5,9 @@
 // at each step of that loop at an index the tile's rows do not move (matmul's b[k, j..j+15] at
 // step k), reads those rows from a copy (ir::LoopPlan::tile_panel on the tile's loop). The
 // printer copies the rows of the loop's range, at most codegen::kTilePanelRows, into a buffer of
-// the block's in the running thread's thread-local storage (32 KB, AVX-512's 128 KB: no frame
-// takes that on a small stack), where the index outside the loop or the range changes, so the
-// next tiles of the row (the rows of a that reuse b's panel) read it from there.
+// the running thread's in thread-local storage, one the unit's blocks share (32 KB, AVX-512's
+// 128 KB: no frame takes that on a small stack), where the index outside the loop or the range
+// changes, so the next tiles of the row (the rows of a that reuse b's panel) read it from there.
 //
 // Why: a tile of 16 columns reads one cache line of b per step, the lines b's row length apart.
 // At 512 columns that is 2 KB: every line falls in 2 of the 64 sets of a 32 KB, 8-way L1, which
@@ -21,8 +21,8 @@
 // says where a filling is read by enough tiles to pay for itself). AVX-512's 16-lane tiles of the
 // columns left over keep their rows: not measured there.
 //
-// Only where no loop of the block starts a team of its own (the buffer is declared in front of
-// the block's loops, each thread of the kernel's team its own) and the block writes nothing the
+// Only where no loop of the block starts a team of its own (the block takes the buffer in front
+// of its loops, each thread of the kernel's team its own) and the block writes nothing the
 // panel reads. The same loads from another place: the same bits.
 #pragma once
 

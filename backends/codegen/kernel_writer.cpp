@@ -611,19 +611,17 @@ bool panel_key(const Loop& l, int var) {
 
 void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
                         const Before& before, const std::set<int>& atomic) {
-  // A tile's panel (LoopPlan::tile_panel): its buffer in front of the block's loops, the values
-  // of the loops outside the tile's that its rows depend on when it was filled, and whether it
-  // was. The buffer is the running thread's own, in thread-local storage, not on its stack:
-  // AVX-512's 128 KB is all of a thread's stack under musl's default, and a frame that large
-  // steps over the guard page into whatever lies below (TilePanels.KernelsRunOnSmallStacks).
+  // A tile's panel (LoopPlan::tile_panel): its buffer in front of the block's loops (the unit's
+  // one of its width, uops_panel_W: blocks run one after another, and each fills it anew), the
+  // values of the loops outside the tile's that its rows depend on when it was filled, and
+  // whether it was.
   for (size_t t = k; t < b.loops.size(); ++t) {
     const Loop& l = b.loops[t];
     if (l.plan.tile_panel.empty()) continue;
     const std::string name = panel_name(l);
-    out += pad(indent) + "{\n" + pad(indent) + "static __thread float " + name + "_rows[" +
-           std::to_string(kTilePanelRows) + " * " + index(b.loops.back().end) +
-           "] __attribute__((aligned(64)));\n" + pad(indent) + "float *const " + name + " = " +
-           name + "_rows;\n" + pad(indent) + "int " + name + "_filled = 0;\n";
+    out += pad(indent) + "{\n" + pad(indent) + "float *const " + name + " = " +
+           helper("uops_panel_" + index(b.loops.back().end)) + ";\n" + pad(indent) + "int " + name +
+           "_filled = 0;\n";
     if (panel_reuse_test(b))
       out += pad(indent) + "const float *" + name + "_at = " + name + ";\n" + pad(indent) +
              "int64_t " + name + "_step = 0;\n";
@@ -1244,6 +1242,19 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
                   per_line + " <= n; i += " + per_line + ") " + line +
                   "(p + i, v + i);\n  for (; i < n; ++i) p[i] = v[i];\n}\n"};
   };
+  // A tile panel's rows (LoopPlan::tile_panel) for tiles W columns wide: one buffer the unit's
+  // blocks share, each thread its own, in thread-local storage. Not in a frame: 32 KB, AVX-512's
+  // 128 KB, is all of a small thread stack and past its guard page (a crash, or another thread's
+  // stack overwritten; TilePanels.KernelsRunOnSmallStacks); nor one per block, which would keep
+  // 3 MB a thread for matmul's gradient (24 blocks with panels in its unit at AVX-512).
+  auto panel_buffer = [](int width) -> std::pair<std::string, std::string> {
+    const std::string name = "uops_panel_" + std::to_string(width);
+    return {
+        name,
+        "/* A tile panel's rows, each thread its own (off the stack). */\nstatic __thread float " +
+            name + "[" + std::to_string(kTilePanelRows) + " * " + std::to_string(width) +
+            "] __attribute__((aligned(64)));\n"};
+  };
   std::vector<std::pair<std::string, std::string>> defs = {
       {"in_range",
        in + "int in_range(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n; }\n"},
@@ -1313,6 +1324,8 @@ std::vector<std::pair<std::string, std::string>> helper_table(const Dialect& d) 
        "#else\n"
        "#define uops_lanes_of(n, bytes) [n]\n"
        "#endif\n"},
+      panel_buffer(16),
+      panel_buffer(64),
       {"uops_prefetchw",
        "/* Asks for the cache lines of the n bytes at byte `at` from p, to be written "
        "(LoopPlan::tile_stream). */\n" +
