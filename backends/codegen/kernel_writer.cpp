@@ -597,10 +597,14 @@ namespace {
 std::string panel_name(const Loop& l) {
   return "panel_" + Names::var(l.var);
 }
+// The columns of a panel's rows: the tile's last loop, [0, 16) or [0, 64) (plan_tile_panels).
+int64_t panel_width(const Block& b) {
+  int64_t width = 0;
+  return is_const(b.loops.back().end, &width) ? width : 0;
+}
 // AVX-512's panels of 64 columns fill only where enough tiles read them (kTilePanelTiles).
 bool panel_reuse_test(const Block& b) {
-  int64_t width = 0;
-  return is_const(b.loops.back().end, &width) && width == 64;
+  return panel_width(b) == 64;
 }
 bool panel_key(const Loop& l, int var) {
   return uses_var(l.plan.tile_panel[0].second, var) || uses_var(l.start, var) ||
@@ -620,8 +624,8 @@ void KernelWriter::loop(const Block& b, size_t k, int indent, std::string& out,
     if (l.plan.tile_panel.empty()) continue;
     const std::string name = panel_name(l);
     out += pad(indent) + "{\n" + pad(indent) + "float *const " + name + " = " +
-           helper("uops_panel_" + index(b.loops.back().end)) + ";\n" + pad(indent) + "int " + name +
-           "_filled = 0;\n";
+           helper("uops_panel_" + std::to_string(panel_width(b))) + ";\n" + pad(indent) + "int " +
+           name + "_filled = 0;\n";
     if (panel_reuse_test(b))
       out += pad(indent) + "const float *" + name + "_at = " + name + ";\n" + pad(indent) +
              "int64_t " + name + "_step = 0;\n";
@@ -659,7 +663,7 @@ std::string KernelWriter::fill_panel(const Block& b, size_t k, int indent) {
   if (!keyed) reuse = all;
   std::vector<Index> row = at;
   reads_row(at, b.loops.back().var, &row.back());
-  const std::string lanes = index(b.loops.back().end), from = offset(t, row);
+  const std::string lanes = std::to_string(panel_width(b)), from = offset(t, row);
   const std::string tensor = names_.tensors[size_t(t)];
   const std::string copy = "for (int64_t " + v + " = " + start + "; " + v + " < " + index(l.end) +
                            "; ++" + v + ") __builtin_memcpy(&" + name + "[(" + v + " - (" + start +
@@ -803,7 +807,7 @@ void KernelWriter::nest(const Block& b, size_t k, int indent, std::string& out,
       out += fill_panel(b, k, indent + 1);
       panel_loop_ = &l;
       panel_ = panel_name(l);
-      panel_width_ = index(b.loops.back().end);
+      panel_width_ = std::to_string(panel_width(b));
       panel_column_ = Names::var(b.loops.back().var);
       panel_step_ = panel_reuse_test(b);
     }
